@@ -1,0 +1,36 @@
+# Helpers shared by the project's CMake files.
+#
+# Registration is by static objects next to each method, backend and impl. Those object files
+# have no other symbol anyone references, so a static library would let the linker drop them.
+# Methods and the CPU/Vulkan backends are therefore OBJECT libraries linked straight into each
+# executable, and the CUDA backend is a shared library linked inside --no-as-needed (Debian's
+# gcc passes --as-needed by default, which would drop a library nobody calls).
+
+set_property(GLOBAL PROPERTY ATTNBENCH_OBJECT_LIBS "")
+set_property(GLOBAL PROPERTY ATTNBENCH_SHARED_LIBS "")
+
+# Registers an OBJECT library of self-registering code.
+function(attnbench_add_registered_objects target)
+  set_property(GLOBAL APPEND PROPERTY ATTNBENCH_OBJECT_LIBS ${target})
+endfunction()
+
+# Registers a shared library of self-registering code.
+function(attnbench_add_registered_shared target)
+  set_property(GLOBAL APPEND PROPERTY ATTNBENCH_SHARED_LIBS ${target})
+endfunction()
+
+# Links every registered method, backend and impl into an executable.
+function(attnbench_link_registered target)
+  get_property(objects GLOBAL PROPERTY ATTNBENCH_OBJECT_LIBS)
+  get_property(shared GLOBAL PROPERTY ATTNBENCH_SHARED_LIBS)
+  target_link_libraries(${target} PRIVATE ${objects})
+  if(shared)
+    target_link_libraries(${target} PRIVATE "LINKER:--push-state,--no-as-needed" ${shared} "LINKER:--pop-state")
+  endif()
+  # Shared backends resolve the registry from the executable.
+  set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON BUILD_RPATH "$ORIGIN" INSTALL_RPATH "$ORIGIN")
+endfunction()
+
+# Harness and reference code generate inputs and draws: no fused multiply-adds, no fast-math, so
+# every preset and compiler produces the same bits (DESIGN.md §1).
+set(ATTNBENCH_EXACT_FP_FLAGS -ffp-contract=off -fno-fast-math)

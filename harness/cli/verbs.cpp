@@ -1,0 +1,88 @@
+#include "verbs.h"
+
+#include <cstdio>
+#include <set>
+
+#include "args.h"
+#include "attnbench/error.h"
+#include "attnbench/json.h"
+#include "attnbench/registry.h"
+#include "attnbench/runner.h"
+#include "attnbench/suite.h"
+
+namespace attnbench::cli {
+
+int verb_list(const std::vector<std::string>& argv) {
+  const std::vector<FlagSpec> flags = {{"help", false, false, "this text"}};
+  const Args args(flags, argv);
+  if (args.has("help")) {
+    std::printf("usage: attnbench list [SUITE]\n\nWithout a suite: every method with its impls per backend.\n"
+                "With a suite: its expanded case ids, and why any is skipped.\n\n%s",
+                flags_help(flags).c_str());
+    return 0;
+  }
+  if (!args.positional().empty()) {
+    const Suite suite = load_suite(args.positional()[0]);
+    for (const auto& pc : suite.cases)
+      std::printf("%s%s%s\n", pc.c.id().c_str(), pc.skip_reason.empty() ? "" : "  [skipped: ",
+                  pc.skip_reason.empty() ? "" : (pc.skip_reason + "]").c_str());
+    return 0;
+  }
+  std::vector<std::string> backends;
+  for (const auto& b : registry().backends()) backends.push_back(b.name);
+  std::printf("%-22s %-10s %-10s %-16s", "method", "family", "catalog", "dtypes");
+  for (const auto& b : backends) std::printf(" %-22s", b.c_str());
+  std::printf("\n");
+  for (const Method* m : registry().methods()) {
+    const MethodInfo& info = m->info();
+    std::string dtypes;
+    for (DType t : info.dtypes) dtypes += (dtypes.empty() ? "" : ",") + std::string(dtype_name(t));
+    std::printf("%-22s %-10s %-10s %-16s", info.name.c_str(), info.family.c_str(), info.catalog_id.c_str(), dtypes.c_str());
+    for (const auto& b : backends) {
+      std::string variants;
+      for (const ImplEntry* e : registry().impls(info.name, b)) variants += (variants.empty() ? "" : ",") + e->variant;
+      std::printf(" %-22s", variants.empty() ? "-" : variants.c_str());
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
+int verb_env(const std::vector<std::string>& argv) {
+  const std::vector<FlagSpec> flags = {
+      {"help", false, false, "this text"},
+      {"backend-opt", true, true, "<backend>.<option>=<value> (repeatable)"},
+      {"peaks", false, false, "also measure each backend's copy bandwidth and arithmetic rate"},
+  };
+  const Args args(flags, argv);
+  if (args.has("help")) {
+    std::printf("usage: attnbench env [options]\n\nBackends compiled in, whether each is available here, its device,\n"
+                "limits and options (JSON on stdout).\n\n%s", flags_help(flags).c_str());
+    return 0;
+  }
+  Json out = Json::object();
+  for (auto& b : open_backends({}, args.all("backend-opt"))) {
+    const Probe p = b->probe();
+    Json j = Json::object();
+    j["available"] = p.available;
+    if (!p.available) j["reason"] = p.reason;
+    j["device"] = p.device.name;
+    j["details"] = p.device.details;
+    j["limits"] = {{"max_buffer_bytes", p.limits.max_buffer_bytes}, {"max_binding_bytes", p.limits.max_binding_bytes},
+                   {"shared_mem_bytes", p.limits.shared_mem_bytes}, {"subgroup_size", p.limits.subgroup_size},
+                   {"compute_units", p.limits.compute_units}, {"features", p.limits.features}};
+    Json opts = Json::array();
+    for (const auto& o : b->options())
+      opts.push_back({{"option", b->name() + "." + o.name}, {"value", b->option(o.name)}, {"doc", o.doc}});
+    j["options"] = opts;
+    if (args.has("peaks") && p.available) {
+      const Peaks pk = b->measure_peaks();
+      j["peaks"] = {{"copy_bytes_per_s", pk.copy_bytes_per_s}, {"flops_per_s", pk.flops_per_s}, {"how", pk.how}};
+    }
+    out[b->name()] = j;
+  }
+  std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace attnbench::cli

@@ -1,0 +1,108 @@
+// The backend contract (DESIGN.md §3, STYLE.md §1): what every backend provides. The harness
+// core names none of them; backends register themselves with ATTNBENCH_BACKEND.
+//
+// A backend owns one device and one stream of work: a tracked allocator (guard regions, current
+// and peak bytes), upload/download in the canonical layout, a device timer, synchronize, and a
+// peaks probe measured in the same run as the roofline denominator. Limits are plain data that
+// each impl's supports() reads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnbench/allocator.h"
+#include "attnbench/json.h"
+#include "attnbench/tensor.h"
+
+namespace attnbench {
+
+struct DeviceLimits {
+  uint64_t max_buffer_bytes = 0;   // largest single allocation
+  uint64_t max_binding_bytes = 0;  // largest range one shader binding may address (0: no limit)
+  uint64_t shared_mem_bytes = 0;   // per workgroup / block (0: not applicable)
+  uint32_t subgroup_size = 0;      // 0: not applicable
+  uint32_t compute_units = 0;      // threads, SMs, ...
+  uint64_t memory_bytes = 0;       // device memory
+  std::map<std::string, std::string> features;  // "avx512f": "yes", "coopmat_nv": "yes", ...
+  bool has(const std::string& feature) const;
+};
+
+struct DeviceInfo {
+  std::string name;                              // "Intel Xeon ... (2 threads)", "NVIDIA H200"
+  Json details = Json::object();                 // driver, versions, clocks, ...
+};
+
+struct Probe {
+  bool available = false;
+  std::string reason;   // why not, when unavailable
+  DeviceInfo device;
+  DeviceLimits limits;
+};
+
+// Ceilings measured in this run (bytes read + written per second by a device copy; arithmetic
+// rate of the device's widest fp32 FMA path). The leaderboard's "% of peak" divides by these.
+struct Peaks {
+  double copy_bytes_per_s = 0;
+  double flops_per_s = 0;
+  std::string how;  // one line: what was measured
+};
+
+struct BackendOption {
+  std::string name;           // without the backend prefix: "threads"
+  std::string default_value;  // "" when chosen at run time
+  std::string doc;
+};
+
+class DeviceTimer {
+ public:
+  virtual ~DeviceTimer() = default;
+  virtual void start() = 0;        // enqueue a start mark
+  virtual void stop() = 0;         // enqueue a stop mark
+  virtual double seconds() = 0;    // waits for the stop mark; elapsed device time
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;  // "cpu" | "cuda" | "vulkan"
+  // Options this backend reads: --backend-opt <name>.<option>=v or ATTNBENCH_<NAME>_<OPTION>.
+  virtual std::vector<BackendOption> options() const { return {}; }
+  // Opens the device on first call and caches the answer. Never throws for a missing device.
+  virtual Probe probe() = 0;
+  virtual Allocator& allocator() = 0;
+  virtual void upload(const HostTensor& src, Buffer& dst) = 0;
+  virtual void download(const Buffer& src, HostTensor& dst) = 0;
+  virtual DeviceTimer& timer() = 0;
+  virtual void synchronize() = 0;
+  virtual Peaks measure_peaks() = 0;
+
+  // Backend options, set by the CLI before probe(); the environment fills the rest.
+  void set_option(const std::string& key, const std::string& value);  // InputError if unknown
+  // The option's value: --backend-opt, else ATTNBENCH_<NAME>_<KEY>, else its default.
+  std::string option(const std::string& key) const;
+
+ private:
+  std::map<std::string, std::string> options_set_;
+};
+
+using BackendFactory = std::unique_ptr<Backend> (*)();
+void register_backend(const std::string& name, BackendFactory make, const char* source_file);
+
+namespace detail {
+struct BackendRegistrar {
+  BackendRegistrar(const char* name, BackendFactory make, const char* file) { register_backend(name, make, file); }
+};
+}  // namespace detail
+
+}  // namespace attnbench
+
+#define ATTNBENCH_BACKEND_CONCAT_INNER(a, b) a##b
+#define ATTNBENCH_BACKEND_CONCAT(a, b) ATTNBENCH_BACKEND_CONCAT_INNER(a, b)
+#define ATTNBENCH_BACKEND(Class, name)                                                            \
+  static ::attnbench::detail::BackendRegistrar ATTNBENCH_BACKEND_CONCAT(attnbench_backend_registrar_, __LINE__)( \
+      name, []() -> std::unique_ptr<::attnbench::Backend> { return std::make_unique<Class>(); }, \
+      __FILE__)

@@ -1,0 +1,58 @@
+// The check classes (DESIGN.md §5) as functions a method's check() composes. Thresholds and
+// their derivations: docs/methodology.md.
+//
+//   TOL    floats:   err_impl ≤ 2·err_baseline + floor, err = max-abs against fp64
+//   EXACT  integers: equal within the declared length
+//   SET, SEMI, STAT: index sets with tie exchange, sampled tokens with boundary events,
+//                    distribution tests (check_set / check_semi / check_stat, next to these)
+//
+// Every class fails on NaN within a declared length and on infinities that differ. Layout
+// (lengths, pads, poison, order) is checked by check_layout before any class runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnbench/method.h"
+#include "attnbench/tensor.h"
+
+namespace attnbench {
+
+// Poison written into every output before the checked run: a value no output may hold.
+inline constexpr uint32_t kPoisonInt = 0xA5A5A5A5u;
+void poison(HostTensor& t);  // NaN for floats, 0xA5.. for integers
+bool is_poison(const HostTensor& t, int64_t i);
+
+// Valid extent of a ragged output: for a flat index, whether it lies within its row's length.
+class Extent {
+ public:
+  Extent(const OutputDecl& d, const HostTensor* lengths);  // lengths null: dense
+  bool valid(int64_t flat_index) const;
+  int64_t length_of(int64_t outer_index) const;  // outer = flat index over dims [0, ragged_axis)
+  bool ragged() const { return lengths_ != nullptr; }
+
+ private:
+  const HostTensor* lengths_;
+  int64_t inner_ = 1;   // elements per step along the ragged axis (product of later dims)
+  int64_t axis_len_ = 1;
+};
+
+// Lengths within [0, capacity], pad beyond them, no NaN or poison within them, the declared order.
+OutputCheck check_layout(const OutputDecl& d, const TensorMap& got);
+
+// TOL: `ref` holds fp64 values, `got` the impl's output in its dtype. `rows` (flat row indices,
+// a row being the last dimension) restricts the comparison; empty means all rows.
+OutputCheck check_tol(const OutputDecl& d, const HostTensor& ref, const HostTensor& got, double baseline_err,
+                      const std::vector<int64_t>& rows = {});
+// The floor of the TOL gate for an output of dtype t whose largest reference magnitude is m.
+double tol_floor(DType t, double max_abs_ref);
+
+// EXACT: equal values within the declared extent (lengths from `got`).
+OutputCheck check_exact(const OutputDecl& d, const HostTensor& ref, const HostTensor& got, const HostTensor* lengths);
+
+// Max-abs difference between a same-precision baseline output and the fp64 reference, over
+// finite entries (infinities must match; the reference's own convention for empty rows).
+double max_abs_diff(const HostTensor& ref, const HostTensor& other, const std::vector<int64_t>& rows = {});
+
+}  // namespace attnbench

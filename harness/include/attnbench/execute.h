@@ -1,0 +1,62 @@
+// Running one impl on one case (DESIGN.md §3, §6): the sequence every backend and method goes
+// through, in one place.
+//
+//   allocate inputs and declared outputs (tracked) → prepare (shapes only) → upload inputs →
+//   poison outputs → run → download → guards, layout, the method's check → [time through Google
+//   Benchmark → poison, run once more, compare output hashes (race check)] → memory, quality
+//
+// A BackendError (or any exception) from the impl or backend becomes an `error` row naming it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnbench/backend.h"
+#include "attnbench/json.h"
+#include "attnbench/method.h"
+#include "attnbench/registry.h"
+#include "attnbench/timing.h"
+
+namespace attnbench {
+
+// What a case needs on every backend: generated once, shared by all backends and impls.
+struct CaseData {
+  Case c;
+  TensorMap inputs;
+  Reference ref;
+  std::vector<OutputDecl> outputs;
+  Work work;
+  std::string input_hash, reference_hash;
+};
+
+CaseData prepare_case_data(const Case& c);
+
+// A backend as the runner holds it: probed, with its peaks (measured once when timing).
+struct BackendState {
+  Backend* backend = nullptr;
+  Probe probe;
+  std::optional<Peaks> peaks;
+};
+
+struct ExecuteOptions {
+  bool timing = true;
+  TimingOptions timing_opts;
+};
+
+// The outcome of one row: the attnbench object of DESIGN.md §7 and, when timed, the samples.
+struct RowResult {
+  std::string name;     // <case id>/<backend>/<variant>
+  std::string status;   // pass | fail | error | crashed | timeout | unsupported | skipped
+  std::string reason;   // one line for anything but pass
+  Json record = Json::object();
+  std::optional<TimingResult> timing;
+};
+
+RowResult execute_case(const CaseData& data, BackendState& be, const ImplEntry& impl, const ExecuteOptions& opt);
+
+// Rows that never run an impl.
+RowResult unsupported_row(const Case& c, const BackendState& be, const std::string& reason);
+RowResult skipped_row(const Case& c, const std::string& backend, const std::string& reason);
+
+}  // namespace attnbench

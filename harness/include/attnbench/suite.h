@@ -1,0 +1,43 @@
+// Suites: JSON files of cases (DESIGN.md §2), validated against suites/suite.schema.json (which
+// is embedded in the binary) and expanded into concrete cases.
+//
+//   {"name": "smoke", "cases": [
+//     {"method": "gqa", "phase": "decode", "dtype": ["f32", "bf16"],
+//      "params": {"batch": 2, "q_heads": 32, "kv_heads": [8, 4], "kv_len": 1000},
+//      "zip": {"head_dim": [64, 128], "ragged": [false, true]},
+//      "label": "Llama-3-8B decode", "headline": true}]}
+//
+// A list value multiplies out (a product over the listed keys, and over listed phases, dtypes
+// and seeds); a `zip` group varies its keys together; {"values": [...]} is one list-valued
+// parameter, not an axis. A product combination that breaks a method rule becomes a `skipped`
+// row with the reason; a case entry that expands to exactly one case and breaks a rule is an
+// InputError (exit 2), as is anything malformed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attnbench/caseid.h"
+#include "attnbench/json.h"
+
+namespace attnbench {
+
+struct PlannedCase {
+  Case c;
+  std::string skip_reason;  // non-empty: a `skipped` row
+  int entry = 0;            // index of the suite entry it came from
+};
+
+struct Suite {
+  std::string name;
+  std::string path;
+  std::string description;
+  std::string hash;          // of the file's bytes
+  std::vector<PlannedCase> cases;
+};
+
+Suite load_suite(const std::string& path);
+Suite parse_suite(const Json& doc, const std::string& path, const std::string& hash);
+const Json& suite_schema();  // the embedded suites/suite.schema.json
+
+}  // namespace attnbench

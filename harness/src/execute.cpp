@@ -1,0 +1,241 @@
+#include "attnbench/execute.h"
+
+#include <cmath>
+
+#include "attnbench/check.h"
+#include "attnbench/error.h"
+#include "attnbench/impl.h"
+
+namespace attnbench {
+
+Buffer& IoBuffers::operator[](const std::string& name) const {
+  auto it = buffers_.find(name);
+  ATTNBENCH_ASSERT(it != buffers_.end(), "no input or output named \"", name, "\"");
+  return *it->second;
+}
+
+CaseData prepare_case_data(const Case& c) {
+  CaseData d{c, {}, {}, {}, {}, {}, {}};
+  d.outputs = c.method->outputs(c);
+  d.inputs = c.method->inputs(c);
+  d.ref = c.method->reference(c, d.inputs);
+  d.work = c.method->work(c);
+  d.input_hash = hash_tensors(d.inputs);
+  d.reference_hash = hash_tensors(d.ref.tensors);
+  return d;
+}
+
+namespace {
+
+Json params_json(const Params& p) {
+  Json j = Json::object();
+  for (const auto& [name, v] : p.items()) {
+    std::visit([&](const auto& x) { j[name] = x; }, v);
+  }
+  return j;
+}
+
+Json base_record(const Case& c, const std::string& backend, const std::string& variant, const std::string& device) {
+  const MethodInfo& info = c.method->info();
+  Json r = Json::object();
+  r["case_id"] = c.id();
+  r["label"] = c.label;
+  r["headline"] = c.headline;
+  r["catalog_id"] = info.catalog_id;
+  r["method"] = info.name;
+  r["family"] = info.family;
+  r["phase"] = c.phase;
+  r["spec_version"] = info.spec_version;
+  r["backend"] = backend;
+  r["variant"] = variant;
+  r["device"] = device;
+  r["dtype"] = std::string(dtype_name(c.dtype));
+  r["seed"] = c.seed;
+  r["params"] = params_json(c.params);
+  return r;
+}
+
+RowResult make_row(const Case& c, const std::string& backend, const std::string& variant, const std::string& device,
+                   const std::string& status, const std::string& reason) {
+  RowResult row;
+  row.name = c.id() + "/" + backend + "/" + variant;
+  row.status = status;
+  row.reason = reason;
+  row.record = base_record(c, backend, variant, device);
+  row.record["status"] = status;
+  row.record["reason"] = reason;
+  return row;
+}
+
+TensorMap download_outputs(Backend& be, const std::vector<OutputDecl>& decls, const IoBuffers& io) {
+  TensorMap got;
+  for (const auto& d : decls) {
+    if (d.check_only) continue;
+    HostTensor t(d.name, d.dtype, d.shape);
+    be.download(io[d.name], t);
+    got.emplace(d.name, std::move(t));
+  }
+  return got;
+}
+
+void upload_poisoned(Backend& be, const std::vector<OutputDecl>& decls, const IoBuffers& io) {
+  for (const auto& d : decls) {
+    if (d.check_only) continue;
+    HostTensor t(d.name, d.dtype, d.shape);
+    poison(t);
+    be.upload(t, io[d.name]);
+  }
+}
+
+Json check_json(const OutputCheck& o) {
+  Json j = Json::object();
+  j["class"] = std::string(check_class_name(o.cls));
+  j["pass"] = o.pass;
+  if (!o.pass) j["message"] = o.message;
+  for (const auto& [k, v] : o.metrics.items()) j[k] = v;
+  return j;
+}
+
+std::string human_time(double s) {
+  char buf[32];
+  if (s < 1e-3) std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
+  else if (s < 1) std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
+}  // namespace
+
+RowResult unsupported_row(const Case& c, const BackendState& be, const std::string& reason) {
+  return make_row(c, be.backend->name(), "-", be.probe.device.name, "unsupported", reason);
+}
+
+RowResult skipped_row(const Case& c, const std::string& backend, const std::string& reason) {
+  return make_row(c, backend, "-", "", "skipped", reason);
+}
+
+RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntry& entry, const ExecuteOptions& opt) {
+  const Case& c = data.c;
+  Backend& be = *state.backend;
+  RowResult row = make_row(c, be.name(), entry.variant, state.probe.device.name, "pass", "");
+  Json& rec = row.record;
+  rec["hashes"] = {{"inputs", data.input_hash}, {"reference", data.reference_hash}};
+  rec["work"] = {{"flops", data.work.flops}, {"bytes", data.work.bytes},
+                 {"bound", data.work.bound == Bound::memory ? "memory" : "compute"}};
+  rec["checked_rows"] = data.ref.checked_rows.empty() ? Json("all") : Json(data.ref.checked_rows.size());
+  const auto fail = [&](const std::string& status, const std::string& reason) {
+    row.status = status;
+    row.reason = reason;
+    rec["status"] = status;
+    rec["reason"] = reason;
+  };
+  try {
+    Allocator& alloc = be.allocator();
+    const size_t base_bytes = alloc.current_bytes();
+    IoBuffers io;
+    std::vector<BufferPtr> owned;
+    for (const auto& [name, t] : data.inputs) {
+      owned.push_back(alloc.allocate(t.bytes(), name, BufferRole::input));
+      io.add(name, owned.back().get());
+    }
+    for (const auto& d : data.outputs) {
+      if (d.check_only) continue;
+      owned.push_back(alloc.allocate(static_cast<size_t>(numel(d.shape)) * dtype_size(d.dtype), d.name, BufferRole::output));
+      io.add(d.name, owned.back().get());
+    }
+    alloc.reset_peak();
+    const size_t io_bytes = alloc.current_bytes() - base_bytes;
+    std::unique_ptr<Impl> impl = entry.make();
+    impl->prepare(c, be, io);
+    for (const auto& [name, t] : data.inputs) be.upload(t, io[name]);
+    upload_poisoned(be, data.outputs, io);
+    be.synchronize();
+
+    impl->run();
+    be.synchronize();
+    const TensorMap got = download_outputs(be, data.outputs, io);
+    const std::string output_hash = hash_tensors(got);
+    rec["hashes"]["outputs"] = output_hash;
+
+    // Checks: guards, then layout of every output, then the method's comparison.
+    CheckReport report;
+    if (auto bad = alloc.check_guards(); !bad.empty()) {
+      OutputCheck g{"guards", CheckClass::EXACT, false, "guard region overwritten: " + bad.front(), Json::object()};
+      report.outputs.push_back(g);
+    }
+    bool layout_ok = true;
+    for (const auto& d : data.outputs) {
+      if (d.check_only) continue;
+      OutputCheck lc = check_layout(d, got);
+      if (!lc.pass) {
+        layout_ok = false;
+        report.outputs.push_back(lc);
+      }
+    }
+    if (layout_ok && report.pass()) report = c.method->check(c, data.inputs, data.ref, got);
+    Json checks = Json::object();
+    for (const auto& o : report.outputs) checks[o.output] = check_json(o);
+    rec["checks"] = checks;
+    if (!report.pass()) fail("fail", report.first_failure());
+
+    bool deterministic = true;
+    if (row.status == "pass" && opt.timing) {
+      row.timing = time_launches(row.name, [&] { impl->run(); }, be, opt.timing_opts);
+      // Race check: the outputs of one more run must hash the same as the checked run's.
+      upload_poisoned(be, data.outputs, io);
+      impl->run();
+      be.synchronize();
+      const TensorMap again = download_outputs(be, data.outputs, io);
+      for (const auto& d : data.outputs) {
+        if (d.check_only || again.at(d.name).hash() == got.at(d.name).hash()) continue;
+        if (d.cls == CheckClass::TOL) {
+          deterministic = false;
+        } else {
+          fail("fail", cat(d.name, ": output differs between two runs (a race in an ", check_class_name(d.cls),
+                           " output)"));
+        }
+      }
+      if (auto bad = alloc.check_guards(); !bad.empty()) fail("fail", "guard region overwritten during timing: " + bad.front());
+    }
+    rec["deterministic"] = deterministic;
+
+    const size_t peak = alloc.peak_bytes() - base_bytes;
+    rec["memory"] = {{"input_bytes", alloc.peak_bytes(BufferRole::input)},
+                     {"output_bytes", alloc.peak_bytes(BufferRole::output)},
+                     {"workspace_peak_bytes", peak > io_bytes ? peak - io_bytes : 0},
+                     {"peak_bytes", peak}};
+    if (row.status == "pass") rec["quality"] = c.method->quality(c, data.inputs, got);
+  } catch (const std::exception& e) {
+    fail("error", e.what());
+  }
+
+  if (row.timing) {
+    const TimingResult& t = *row.timing;
+    const double median = t.median_s(), cv = t.cv();
+    const bool noisy = cv > opt.timing_opts.noisy_cv;
+    rec["timing"] = {{"mode", "hot"},
+                     {"how", "back-to-back launches, inputs resident"},
+                     {"batch", t.batch},
+                     {"repetitions", t.seconds.size()},
+                     {"min_time_s", opt.timing_opts.min_time_s},
+                     {"median_s", median},
+                     {"cv", cv},
+                     {"noisy", noisy}};
+    Json tp = Json::object();
+    tp["flops_per_s"] = data.work.flops / median;
+    tp["bytes_per_s"] = data.work.bytes / median;
+    if (state.peaks) {
+      const bool memory = data.work.bound == Bound::memory;
+      const double peak = memory ? state.peaks->copy_bytes_per_s : state.peaks->flops_per_s;
+      const double achieved = memory ? data.work.bytes / median : data.work.flops / median;
+      tp["peak"] = memory ? "copy_bytes_per_s" : "flops_per_s";
+      tp["pct_of_peak"] = peak > 0 ? 100.0 * achieved / peak : 0.0;
+      tp["above_peak"] = peak > 0 && achieved > peak;
+    }
+    rec["throughput"] = tp;
+    (void)human_time;
+  }
+  return row;
+}
+
+}  // namespace attnbench

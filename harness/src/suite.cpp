@@ -1,0 +1,175 @@
+#include "attnbench/suite.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "attnbench/cases.h"
+#include "attnbench/error.h"
+#include "attnbench/hash.h"
+#include "attnbench/json_schema.h"
+#include "attnbench/method.h"
+#include "attnbench/registry.h"
+
+namespace attnbench {
+
+extern const char* const kEmbeddedSuiteSchema;  // generated from suites/suite.schema.json
+
+const Json& suite_schema() {
+  static const Json schema = Json::parse(kEmbeddedSuiteSchema);
+  return schema;
+}
+
+namespace {
+
+// One JSON parameter value (not an axis): a scalar, or {"values": [...]} for a list value.
+Value to_value(const Json& j) {
+  if (j.is_object()) {
+    const Json& list = j.at("values");
+    bool all_int = true;
+    for (const auto& x : list) all_int &= x.is_number_integer();
+    if (all_int) {
+      IntList out;
+      for (const auto& x : list) out.push_back(x.get<int64_t>());
+      return out;
+    }
+    FloatList out;
+    for (const auto& x : list) {
+      if (!x.is_number()) throw InputError("a {\"values\": [...]} list holds numbers only");
+      out.push_back(x.get<double>());
+    }
+    return out;
+  }
+  if (j.is_boolean()) return j.get<bool>();
+  if (j.is_number_integer()) return j.get<int64_t>();
+  if (j.is_number()) return j.get<double>();
+  return j.get<std::string>();
+}
+
+// An axis: the values one key takes across the product.
+struct Axis {
+  std::vector<std::string> keys;            // one key, or a zip group's keys
+  std::vector<std::vector<Value>> points;   // points[i][k] = value of keys[k] at step i
+};
+
+std::vector<std::string> strings_of(const Json& j) {
+  std::vector<std::string> out;
+  if (j.is_array()) for (const auto& x : j) out.push_back(x.get<std::string>());
+  else out.push_back(j.get<std::string>());
+  return out;
+}
+
+std::vector<Json> items_of(const Json& j) {
+  std::vector<Json> out;
+  if (j.is_array()) for (const auto& x : j) out.push_back(x);
+  else out.push_back(j);
+  return out;
+}
+
+}  // namespace
+
+Suite parse_suite(const Json& doc, const std::string& path, const std::string& hash) {
+  const auto errors = validate_json_schema(suite_schema(), doc);
+  if (!errors.empty()) throw InputError(cat(path, ": ", errors.front()));
+  Suite suite;
+  suite.path = path;
+  suite.hash = hash;
+  suite.name = doc.at("name").get<std::string>();
+  suite.description = doc.value("description", "");
+  const Json defaults = doc.value("defaults", Json::object());
+  std::set<std::string> ids;
+  const Json& entries = doc.at("cases");
+  for (size_t e = 0; e < entries.size(); ++e) {
+    const Json& entry = entries[e];
+    const std::string method = entry.at("method").get<std::string>();
+    const std::string where = cat(path, ": case ", e, " (", method, ")");
+    try {
+      const Method& m = registry().method(method);
+      std::vector<Axis> axes;
+      std::set<std::string> seen;
+      const auto add_key = [&](const std::string& key) {
+        if (!seen.insert(key).second) throw InputError(cat("parameter \"", key, "\" is given twice"));
+      };
+      if (entry.contains("params"))
+        for (const auto& [key, v] : entry["params"].items()) {
+          add_key(key);
+          Axis a{{key}, {}};
+          for (const Json& x : items_of(v)) a.points.push_back({to_value(x)});
+          axes.push_back(std::move(a));
+        }
+      if (entry.contains("zip"))
+        for (const Json& group : items_of(entry["zip"])) {
+          Axis a;
+          size_t len = 0;
+          for (const auto& [key, v] : group.items()) {
+            add_key(key);
+            if (a.keys.empty()) len = v.size();
+            else if (v.size() != len)
+              throw InputError(cat("zip group lists differ in length (", a.keys.front(), ": ", len, ", ", key, ": ",
+                                   v.size(), ")"));
+            a.keys.push_back(key);
+          }
+          for (size_t i = 0; i < len; ++i) {
+            std::vector<Value> point;
+            for (const auto& key : a.keys) point.push_back(to_value(group[key][i]));
+            a.points.push_back(std::move(point));
+          }
+          axes.push_back(std::move(a));
+        }
+      const std::vector<std::string> phases =
+          entry.contains("phase") ? strings_of(entry["phase"]) : std::vector<std::string>{""};
+      const std::vector<std::string> dtypes =
+          entry.contains("dtype") ? strings_of(entry["dtype"])
+          : defaults.contains("dtype") ? strings_of(defaults["dtype"]) : std::vector<std::string>{""};
+      std::vector<uint64_t> seeds;
+      for (const Json& s : items_of(entry.value("seed", defaults.value("seed", Json(1))))) seeds.push_back(s.get<uint64_t>());
+
+      size_t total = phases.size() * dtypes.size() * seeds.size();
+      for (const auto& a : axes) total *= a.points.size();
+      std::vector<size_t> at(axes.size(), 0);
+      for (const auto& phase : phases)
+        for (size_t step = 0; step < total / (phases.size() * dtypes.size() * seeds.size()); ++step) {
+          // Mixed-radix decomposition of `step` over the axes, the last varying fastest.
+          size_t rest = step;
+          for (int a = static_cast<int>(axes.size()) - 1; a >= 0; --a) {
+            at[a] = rest % axes[a].points.size();
+            rest /= axes[a].points.size();
+          }
+          for (const auto& dtype : dtypes)
+            for (uint64_t seed : seeds) {
+              CaseParts parts{method, phase, {}, dtype, seed};
+              for (size_t a = 0; a < axes.size(); ++a)
+                for (size_t k = 0; k < axes[a].keys.size(); ++k) parts.params[axes[a].keys[k]] = axes[a].points[at[a]][k];
+              PlannedCase pc{build_case(parts), "", static_cast<int>(e)};
+              pc.c.label = entry.value("label", "");
+              pc.c.headline = entry.value("headline", false);
+              pc.skip_reason = rule_violation(pc.c);
+              if (!pc.skip_reason.empty() && total == 1) throw InputError(pc.skip_reason);
+              if (!ids.insert(pc.c.id()).second) throw InputError(cat("case ", pc.c.id(), " appears twice in the suite"));
+              suite.cases.push_back(std::move(pc));
+            }
+        }
+      (void)m;
+    } catch (const InputError& err) {
+      throw InputError(cat(where, ": ", err.what()));
+    }
+  }
+  return suite;
+}
+
+Suite load_suite(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(cat(path, ": cannot open the suite file"));
+  std::stringstream buf;
+  buf << f.rdbuf();
+  const std::string text = buf.str();
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw InputError(cat(path, ": malformed JSON: ", e.what()));
+  }
+  return parse_suite(doc, path, hex64(hash64(text)));
+}
+
+}  // namespace attnbench

@@ -1,0 +1,63 @@
+// Blocked online-softmax attention on the CPU (O(n) memory), shared by mha, mqa and gqa.
+//
+// Work is split by (batch, KV head, block of packed rows[, KV split]). The G query heads of a KV
+// head are packed as rows r = i·G + hh (query position i, head hh in the group), so every K/V
+// block is loaded once per group (GQA packing). Per block of BC keys:
+//   S = (scale·Q)·Kᵀ      few rows: dot products against K rows; many rows: a register-blocked
+//                          micro-kernel over a transposed K block
+//   online softmax         m ← max(m, rowmax S), P = exp(S − m), l ← l·e^(m_old−m) + ΣP
+//   O ← O·e^(m_old−m) + P·V register-blocked micro-kernel
+// all in fp32 whatever the storage dtype. The kernel body is written once (attention_kernel.inl)
+// and compiled for AVX2 and AVX-512; attention_cpu.cpp dispatches at run time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "reference/attention/attention_common.h"
+#include "attnbench/dtype.h"
+
+namespace attnbench::cpu::attn {
+
+struct Problem {
+  attention::Shape s;
+  DType dtype;
+  int64_t dp;   // head_dim padded to the vector width
+  float scale;
+  const void* q;
+  const void* k;
+  const void* v;
+  const int32_t* kv_len;
+  void* o;
+  float* lse;
+};
+
+// Where a task's results go: the final O/LSE, or a partial (m, l, unnormalised O) per row when
+// the keys of a group are split across tasks (flash-decoding).
+struct PartialOut {
+  float* m = nullptr;  // [rows]
+  float* l = nullptr;  // [rows]
+  float* o = nullptr;  // [rows][dp]
+};
+
+inline constexpr int64_t kMaxRowsPerTask = 64;
+inline constexpr int64_t kDirectRows = 8;  // at most this many rows: dot products, no K transpose
+
+// Floats of per-thread scratch a task needs (attention_kernel.inl's layout at the widest ISA).
+inline size_t scratch_floats(int64_t dp) {
+  constexpr int64_t kWidestBlock = 64;
+  return static_cast<size_t>(2 * kMaxRowsPerTask * dp + dp * kWidestBlock + 2 * kWidestBlock * dp +
+                             kMaxRowsPerTask * kWidestBlock + 2 * kMaxRowsPerTask);
+}
+
+struct KernelTable {
+  int vector_width;
+  // Rows [r0, r1) of group (b, g) over keys [j0, j1); writes O/LSE when partial is null.
+  void (*attend)(const Problem& p, int64_t b, int64_t g, int64_t r0, int64_t r1, int64_t j0, int64_t j1,
+                 float* scratch, const PartialOut* partial);
+};
+
+const KernelTable& kernels_avx2();
+const KernelTable& kernels_avx512();
+
+}  // namespace attnbench::cpu::attn

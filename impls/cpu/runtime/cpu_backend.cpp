@@ -1,0 +1,146 @@
+#include "cpu_backend.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "attnbench/error.h"
+#include "cpu_peaks.h"
+
+namespace attnbench::cpu {
+
+Isa best_isa() {
+  static const Isa isa = [] {
+    __builtin_cpu_init();
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+    const char* force = std::getenv("ATTNBENCH_CPU_ISA");  // "avx2" pins the baseline path (tests)
+    if (force && std::string_view(force) == "avx2") return Isa::avx2;
+    return avx512 ? Isa::avx512 : Isa::avx2;
+  }();
+  return isa;
+}
+
+std::string_view isa_name(Isa isa) { return isa == Isa::avx512 ? "avx512" : "avx2"; }
+
+class CpuBackend::HostAllocator final : public Allocator {
+ public:
+  size_t max_allocation() const override {
+    static const size_t total = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
+    return total;
+  }
+
+ protected:
+  Raw raw_allocate(size_t total) override {
+    void* p = std::aligned_alloc(64, ((total + 63) / 64) * 64);
+    if (!p) throw BackendError(cat("cpu: host allocation of ", total, " bytes failed"));
+    return {p, nullptr};
+  }
+  void raw_free(const Raw& raw) noexcept override { std::free(raw.native); }
+  void raw_write(const Raw& raw, size_t offset, const void* src, size_t n) override {
+    std::memcpy(static_cast<char*>(raw.native) + offset, src, n);
+  }
+  void raw_read(const Raw& raw, size_t offset, void* dst, size_t n) override {
+    std::memcpy(dst, static_cast<const char*>(raw.native) + offset, n);
+  }
+};
+
+class CpuBackend::SteadyTimer final : public DeviceTimer {
+ public:
+  void start() override { t0_ = std::chrono::steady_clock::now(); }
+  void stop() override { t1_ = std::chrono::steady_clock::now(); }
+  double seconds() override { return std::chrono::duration<double>(t1_ - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_, t1_;
+};
+
+CpuBackend::CpuBackend()
+    : allocator_(std::make_unique<HostAllocator>()), timer_(std::make_unique<SteadyTimer>()), isa_(best_isa()) {}
+CpuBackend::~CpuBackend() = default;
+
+std::vector<BackendOption> CpuBackend::options() const {
+  return {{"threads", "", "worker threads of the CPU backend (default: every hardware thread)"}};
+}
+
+ThreadPool& CpuBackend::pool() {
+  if (!pool_) {
+    unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    if (const std::string t = option("threads"); !t.empty()) {
+      char* end = nullptr;
+      const long v = std::strtol(t.c_str(), &end, 10);
+      if (*end || v < 1 || v > 4096) throw InputError(cat("cpu: threads=", t, " is not a thread count in [1, 4096]"));
+      n = static_cast<unsigned>(v);
+    }
+    pool_ = std::make_unique<ThreadPool>(n);
+  }
+  return *pool_;
+}
+
+namespace {
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  return "unknown CPU";
+}
+}  // namespace
+
+Probe CpuBackend::probe() {
+  if (probe_) return *probe_;
+  Probe p;
+  p.available = true;
+  const unsigned threads = pool().size();
+  p.device.name = cat(cpu_model(), " (", threads, " threads)");
+  p.device.details["model"] = cpu_model();
+  p.device.details["threads"] = threads;
+  p.device.details["hardware_threads"] = std::thread::hardware_concurrency();
+  p.device.details["isa"] = std::string(isa_name(isa_));
+  p.limits.max_buffer_bytes = allocator_->max_allocation();
+  p.limits.memory_bytes = allocator_->max_allocation();
+  p.limits.compute_units = threads;
+  __builtin_cpu_init();
+  const std::pair<const char*, bool> features[] = {
+      {"avx2", __builtin_cpu_supports("avx2")},         {"fma", __builtin_cpu_supports("fma")},
+      {"avx512f", __builtin_cpu_supports("avx512f")},   {"avx512bw", __builtin_cpu_supports("avx512bw")},
+      {"avx512vl", __builtin_cpu_supports("avx512vl")}, {"avx512bf16", __builtin_cpu_supports("avx512bf16")},
+  };
+  for (auto [name, has] : features)
+    if (has) p.limits.features[name] = "yes";
+  p.limits.features["isa"] = std::string(isa_name(isa_));
+  probe_ = p;
+  return p;
+}
+
+Allocator& CpuBackend::allocator() { return *allocator_; }
+DeviceTimer& CpuBackend::timer() { return *timer_; }
+
+void CpuBackend::upload(const HostTensor& src, Buffer& dst) {
+  ATTNBENCH_ASSERT(src.bytes() == dst.bytes(), "upload size mismatch for ", dst.name());
+  if (src.bytes()) std::memcpy(dst.ptr(), src.raw(), src.bytes());
+}
+
+void CpuBackend::download(const Buffer& src, HostTensor& dst) {
+  ATTNBENCH_ASSERT(src.bytes() == dst.bytes(), "download size mismatch for ", src.name());
+  if (dst.bytes()) std::memcpy(dst.raw(), src.ptr(), dst.bytes());
+}
+
+Peaks CpuBackend::measure_peaks() { return measure_cpu_peaks(pool(), isa_); }
+
+CpuBackend& as_cpu(Backend& b) {
+  auto* cpu = dynamic_cast<CpuBackend*>(&b);
+  ATTNBENCH_ASSERT(cpu, "a cpu impl was prepared on backend ", b.name());
+  return *cpu;
+}
+
+}  // namespace attnbench::cpu
+
+ATTNBENCH_BACKEND(attnbench::cpu::CpuBackend, "cpu");

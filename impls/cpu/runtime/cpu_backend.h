@@ -1,0 +1,49 @@
+// The CPU backend: host memory, a steady_clock timer, the project's thread pool, and runtime
+// ISA detection so kernels built for the x86-64-v3 baseline can dispatch to AVX-512.
+// Options: cpu.threads (ATTNBENCH_CPU_THREADS), default every hardware thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "attnbench/backend.h"
+#include "attnbench/thread_pool.h"
+
+namespace attnbench::cpu {
+
+enum class Isa { avx2, avx512 };
+Isa best_isa();              // AVX-512 (F, BW, VL, DQ) when the CPU has it, else the AVX2 baseline
+std::string_view isa_name(Isa isa);
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend();
+  ~CpuBackend() override;
+
+  std::string name() const override { return "cpu"; }
+  std::vector<BackendOption> options() const override;
+  Probe probe() override;
+  Allocator& allocator() override;
+  void upload(const HostTensor& src, Buffer& dst) override;
+  void download(const Buffer& src, HostTensor& dst) override;
+  DeviceTimer& timer() override;
+  void synchronize() override {}
+  Peaks measure_peaks() override;
+
+  ThreadPool& pool();   // created on first use with cpu.threads threads
+  Isa isa() const { return isa_; }
+
+ private:
+  class HostAllocator;
+  class SteadyTimer;
+  std::unique_ptr<HostAllocator> allocator_;
+  std::unique_ptr<SteadyTimer> timer_;
+  std::unique_ptr<ThreadPool> pool_;
+  Isa isa_;
+  std::optional<Probe> probe_;
+};
+
+// Every impl of this backend receives the CpuBackend it was prepared on.
+CpuBackend& as_cpu(Backend& b);
+
+}  // namespace attnbench::cpu
