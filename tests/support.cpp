@@ -1,0 +1,48 @@
+#include "support.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "attnbench/registry.h"
+#include "attnbench/runner.h"
+
+namespace attnbench::test {
+
+std::string source_path(const std::string& relative) { return std::string(ATTNBENCH_SOURCE_DIR) + "/" + relative; }
+std::string binary_path(const std::string& relative) { return std::string(ATTNBENCH_BINARY_DIR) + "/" + relative; }
+
+Backend& require_backend(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Backend>> open;
+  auto it = open.find(name);
+  if (it == open.end()) {
+    const BackendEntry* e = registry().find_backend(name);
+    if (!e) {
+      std::fprintf(stderr, "skip: backend %s is not compiled in\n", name.c_str());
+      std::exit(77);
+    }
+    auto b = e->make();
+    const Probe p = b->probe();
+    if (!p.available) {
+      std::fprintf(stderr, "skip: backend %s is unavailable: %s\n", name.c_str(), p.reason.c_str());
+      std::exit(77);
+    }
+    it = open.emplace(name, std::move(b)).first;
+  }
+  return *it->second;
+}
+
+Case case_from_id(const std::string& id) { return parse_case_id(id); }
+
+std::vector<RowResult> check_case(const Case& c, Backend& backend) {
+  const CaseData data = prepare_case_data(c);
+  BackendState state{&backend, backend.probe(), std::nullopt};
+  ExecuteOptions opt;
+  opt.timing = false;
+  std::vector<RowResult> rows;
+  for (const ImplEntry* e : registry().impls(c.method_name(), backend.name()))
+    if (e->make()->supports(c, state.probe.limits).ok) rows.push_back(execute_case(data, state, *e, opt));
+  return rows;
+}
+
+}  // namespace attnbench::test
