@@ -139,62 +139,53 @@ double tol_floor(DType t, double max_abs_ref) {
   return 4.0 * dtype_unit_roundoff(t) * std::max(max_abs_ref, std::numeric_limits<double>::min());
 }
 
-double max_abs_diff(const HostTensor& ref, const HostTensor& other, const std::vector<int64_t>& rows) {
-  const int64_t row_len = ref.shape().empty() ? 1 : ref.shape().back();
+double max_abs_diff(const HostTensor& ref, const HostTensor& other, const RowSelection& sel) {
   double err = 0;
-  const auto visit_row = [&](int64_t r) {
-    for (int64_t j = 0; j < row_len; ++j) {
-      const int64_t i = r * row_len + j;
-      const double a = ref.get(i), b = other.get(i);
-      if (std::isinf(a) || std::isinf(b)) {
-        if (a != b) err = INFINITY;
-        continue;
-      }
-      if (std::isnan(b)) { err = INFINITY; continue; }
-      err = std::max(err, std::fabs(a - b));
+  sel.for_each(ref.numel(), [&](int64_t i) {
+    const double a = ref.get(i), b = other.get(i);
+    if (std::isinf(a) || std::isinf(b)) {
+      if (a != b) err = INFINITY;
+      return;
     }
-  };
-  if (rows.empty()) {
-    for (int64_t r = 0; row_len && r < ref.numel() / row_len; ++r) visit_row(r);
-  } else {
-    for (int64_t r : rows) visit_row(r);
-  }
+    if (std::isnan(b)) {
+      err = INFINITY;
+      return;
+    }
+    err = std::max(err, std::fabs(a - b));
+  });
   return err;
 }
 
 OutputCheck check_tol(const OutputDecl& d, const HostTensor& ref, const HostTensor& got, double baseline_err,
-                      const std::vector<int64_t>& rows) {
+                      const RowSelection& sel) {
   ATTNBENCH_ASSERT(ref.numel() == got.numel(), d.name, ": reference and output sizes differ");
-  const int64_t row_len = d.shape.empty() ? 1 : d.shape.back();
   double max_abs = 0, max_rel = 0, max_ref = 0, sum_sq_err = 0, sum_sq_ref = 0, dot = 0, sum_sq_got = 0;
   int64_t worst = -1, compared = 0;
   std::string inf_mismatch;
-  const auto visit_row = [&](int64_t r) {
-    for (int64_t j = 0; j < row_len; ++j) {
-      const int64_t i = r * row_len + j;
-      const double a = ref.get(i), b = got.get(i);
-      ++compared;
-      if (std::isnan(b)) { if (inf_mismatch.empty()) inf_mismatch = cat("NaN at ", index_str(d.shape, i)); continue; }
-      if (std::isinf(a) || std::isinf(b)) {
-        if (a != b && inf_mismatch.empty())
-          inf_mismatch = cat("infinity mismatch at ", index_str(d.shape, i), ": ", num(b), " vs reference ", num(a));
-        continue;
-      }
-      const double e = std::fabs(a - b);
-      if (e > max_abs || worst < 0) { if (e > max_abs) max_abs = e; worst = i; }
-      max_ref = std::max(max_ref, std::fabs(a));
-      if (a != 0) max_rel = std::max(max_rel, e / std::fabs(a));
-      sum_sq_err += e * e;
-      sum_sq_ref += a * a;
-      sum_sq_got += b * b;
-      dot += a * b;
+  sel.for_each(ref.numel(), [&](int64_t i) {
+    const double a = ref.get(i), b = got.get(i);
+    ++compared;
+    if (std::isnan(b)) {
+      if (inf_mismatch.empty()) inf_mismatch = cat("NaN at ", index_str(d.shape, i));
+      return;
     }
-  };
-  if (rows.empty()) {
-    for (int64_t r = 0; row_len && r < ref.numel() / row_len; ++r) visit_row(r);
-  } else {
-    for (int64_t r : rows) visit_row(r);
-  }
+    if (std::isinf(a) || std::isinf(b)) {
+      if (a != b && inf_mismatch.empty())
+        inf_mismatch = cat("infinity mismatch at ", index_str(d.shape, i), ": ", num(b), " vs reference ", num(a));
+      return;
+    }
+    const double e = std::fabs(a - b);
+    if (e > max_abs || worst < 0) {
+      max_abs = std::max(max_abs, e);
+      worst = i;
+    }
+    max_ref = std::max(max_ref, std::fabs(a));
+    if (a != 0) max_rel = std::max(max_rel, e / std::fabs(a));
+    sum_sq_err += e * e;
+    sum_sq_ref += a * a;
+    sum_sq_got += b * b;
+    dot += a * b;
+  });
   const double floor = tol_floor(d.dtype, max_ref);
   const double gate = 2.0 * baseline_err + floor;
   OutputCheck o{d.name, d.cls, true, "", Json::object()};
@@ -245,7 +236,7 @@ CheckReport Method::check(const Case& c, const TensorMap& /*inputs*/, const Refe
       case CheckClass::TOL: {
         auto be = ref.baseline_err.find(d.name);
         ATTNBENCH_ASSERT(be != ref.baseline_err.end(), d.name, ": TOL output without a baseline error");
-        report.outputs.push_back(check_tol(d, r, g, be->second, ref.checked_rows));
+        report.outputs.push_back(check_tol(d, r, g, be->second, {ref.checked_rows, ref.total_rows}));
         break;
       }
       case CheckClass::EXACT:

@@ -68,6 +68,38 @@ void HostTensor::set(int64_t i, double v) {
   }
 }
 
+namespace {
+const float* f16_table() {  // every f16 bit pattern as a float
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) t[h] = f16_to_f32(static_cast<uint16_t>(h));
+    return t;
+  }();
+  return table.data();
+}
+
+template <typename Out>
+void convert_row(const HostTensor& t, int64_t offset, int64_t n, Out* out) {
+  const std::byte* p = t.raw() + offset * dtype_size(t.dtype());
+  switch (t.dtype()) {
+    case DType::f64: for (int64_t i = 0; i < n; ++i) { double v; std::memcpy(&v, p + 8 * i, 8); out[i] = static_cast<Out>(v); } break;
+    case DType::f32: for (int64_t i = 0; i < n; ++i) { float v; std::memcpy(&v, p + 4 * i, 4); out[i] = v; } break;
+    case DType::f16: {
+      const float* table = f16_table();
+      for (int64_t i = 0; i < n; ++i) { uint16_t v; std::memcpy(&v, p + 2 * i, 2); out[i] = table[v]; }
+      break;
+    }
+    case DType::bf16: for (int64_t i = 0; i < n; ++i) { uint16_t v; std::memcpy(&v, p + 2 * i, 2); out[i] = bf16_to_f32(v); } break;
+    case DType::i32: for (int64_t i = 0; i < n; ++i) { int32_t v; std::memcpy(&v, p + 4 * i, 4); out[i] = static_cast<Out>(v); } break;
+    case DType::i8: for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(static_cast<int8_t>(p[i])); break;
+    case DType::u8: for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Out>(static_cast<uint8_t>(p[i])); break;
+  }
+}
+}  // namespace
+
+void HostTensor::get_row(int64_t offset, int64_t n, double* out) const { convert_row(*this, offset, n, out); }
+void HostTensor::get_row(int64_t offset, int64_t n, float* out) const { convert_row(*this, offset, n, out); }
+
 void HostTensor::fill(double v) {
   for (int64_t i = 0; i < numel_; ++i) set(i, v);
 }

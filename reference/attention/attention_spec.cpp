@@ -103,11 +103,16 @@ TensorMap AttentionSpec::inputs(const Case& c) const {
 
 namespace {
 
+// Scratch rows of one thread: inputs converted once per use, with the dtype switch hoisted.
+struct RowScratch {
+  std::vector<double> q, kv, scores;
+  std::vector<float> q32, kv32, scores32, acc32;
+};
+
 // One query row, exactly, in fp64 (two-pass softmax).
 void reference_row(const Shape& s, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b, int64_t h,
-                   int64_t i, int64_t kv_len, double* o, double* lse, std::vector<double>& scores) {
+                   int64_t i, int64_t kv_len, double* o, double* lse, RowScratch& w) {
   const int64_t d = s.head_dim, g = h / s.group();
-  const int64_t q_off = ((b * s.q_heads + h) * s.q_len + i) * d;
   const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d;
   const int64_t end = s.visible_end(kv_len, i);
   std::fill(o, o + d, 0.0);
@@ -115,31 +120,35 @@ void reference_row(const Shape& s, const HostTensor& q, const HostTensor& k, con
     *lse = -INFINITY;
     return;
   }
-  scores.resize(end);
+  w.q.resize(d);
+  w.kv.resize(d);
+  w.scores.resize(end);
+  q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q.data());
   double m = -INFINITY;
   for (int64_t j = 0; j < end; ++j) {
+    k.get_row(kv_off + j * d, d, w.kv.data());
     double dot = 0;
-    for (int64_t x = 0; x < d; ++x) dot += q.get(q_off + x) * k.get(kv_off + j * d + x);
-    scores[j] = s.scale() * dot;
-    m = std::max(m, scores[j]);
+    for (int64_t x = 0; x < d; ++x) dot += w.q[x] * w.kv[x];
+    w.scores[j] = s.scale() * dot;
+    m = std::max(m, w.scores[j]);
   }
   double l = 0;
   for (int64_t j = 0; j < end; ++j) {
-    const double p = std::exp(scores[j] - m);
+    const double p = std::exp(w.scores[j] - m);
     l += p;
-    for (int64_t x = 0; x < d; ++x) o[x] += p * v.get(kv_off + j * d + x);
+    v.get_row(kv_off + j * d, d, w.kv.data());
+    for (int64_t x = 0; x < d; ++x) o[x] += p * w.kv[x];
   }
   for (int64_t x = 0; x < d; ++x) o[x] /= l;
   *lse = m + std::log(l);
 }
 
-// The same row computed the straightforward way in the case's precision (methodology.md §TOL):
+// The same row computed the straightforward way in the case's precision (methodology.md, TOL):
 // inputs in the storage dtype, fp32 dot products and sums in key order, P rounded to the storage
 // dtype before P·V, O rounded to the storage dtype.
 void baseline_row(const Shape& s, DType dtype, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b,
-                  int64_t h, int64_t i, int64_t kv_len, double* o, double* lse, std::vector<float>& scores) {
+                  int64_t h, int64_t i, int64_t kv_len, double* o, double* lse, RowScratch& w) {
   const int64_t d = s.head_dim, g = h / s.group();
-  const int64_t q_off = ((b * s.q_heads + h) * s.q_len + i) * d;
   const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d;
   const int64_t end = s.visible_end(kv_len, i);
   if (end == 0) {
@@ -148,23 +157,28 @@ void baseline_row(const Shape& s, DType dtype, const HostTensor& q, const HostTe
     return;
   }
   const float scale = static_cast<float>(s.scale());
-  scores.resize(end);
+  w.q32.resize(d);
+  w.kv32.resize(d);
+  w.scores32.resize(end);
+  w.acc32.assign(d, 0.0f);
+  q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q32.data());
   float m = -INFINITY;
   for (int64_t j = 0; j < end; ++j) {
+    k.get_row(kv_off + j * d, d, w.kv32.data());
     float dot = 0;
-    for (int64_t x = 0; x < d; ++x) dot += static_cast<float>(q.get(q_off + x)) * static_cast<float>(k.get(kv_off + j * d + x));
-    scores[j] = dot * scale;
-    m = std::max(m, scores[j]);
+    for (int64_t x = 0; x < d; ++x) dot += w.q32[x] * w.kv32[x];
+    w.scores32[j] = dot * scale;
+    m = std::max(m, w.scores32[j]);
   }
   float l = 0;
-  std::vector<float> acc(d, 0.0f);
   for (int64_t j = 0; j < end; ++j) {
-    const float p = std::exp(scores[j] - m);
+    const float p = std::exp(w.scores32[j] - m);
     l += p;
     const float p_stored = static_cast<float>(round_to(dtype, p));
-    for (int64_t x = 0; x < d; ++x) acc[x] += p_stored * static_cast<float>(v.get(kv_off + j * d + x));
+    v.get_row(kv_off + j * d, d, w.kv32.data());
+    for (int64_t x = 0; x < d; ++x) w.acc32[x] += p_stored * w.kv32[x];
   }
-  for (int64_t x = 0; x < d; ++x) o[x] = round_to(dtype, acc[x] / l);
+  for (int64_t x = 0; x < d; ++x) o[x] = round_to(dtype, w.acc32[x] / l);
   *lse = static_cast<double>(m + std::log(l));
 }
 
@@ -175,6 +189,7 @@ Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
   const HostTensor &q = in.at("q"), &k = in.at("k"), &v = in.at("v"), &kv_len = in.at("kv_len");
   const int64_t rows = s.batch * s.q_heads * s.q_len;
   Reference ref;
+  ref.total_rows = rows;
   const double flops = work(c).flops;
   if (flops > kFullReferenceFlops)
     ref.checked_rows = sample_indices(rows, std::max<int64_t>(1, static_cast<int64_t>(rows * kFullReferenceFlops / flops)),
@@ -194,19 +209,19 @@ Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
     lse_base.fill(NAN);
   }
   harness_pool().parallel_for(static_cast<int64_t>(todo.size()), [&](int64_t begin, int64_t end) {
-    std::vector<double> scores;
-    std::vector<float> scores32;
+    RowScratch scratch;
     for (int64_t t = begin; t < end; ++t) {
       const int64_t r = todo[t];
       const int64_t i = r % s.q_len, h = (r / s.q_len) % s.q_heads, b = r / (s.q_len * s.q_heads);
       const auto len = static_cast<int64_t>(kv_len.get(b));
-      reference_row(s, q, k, v, b, h, i, len, o.data<double>() + r * s.head_dim, lse.data<double>() + r, scores);
+      reference_row(s, q, k, v, b, h, i, len, o.data<double>() + r * s.head_dim, lse.data<double>() + r, scratch);
       baseline_row(s, c.dtype, q, k, v, b, h, i, len, o_base.data<double>() + r * s.head_dim, lse_base.data<double>() + r,
-                   scores32);
+                   scratch);
     }
   });
-  ref.baseline_err["O"] = max_abs_diff(o, o_base, ref.checked_rows);
-  ref.baseline_err["LSE"] = max_abs_diff(lse, lse_base, ref.checked_rows);
+  const RowSelection sel{ref.checked_rows, rows};
+  ref.baseline_err["O"] = max_abs_diff(o, o_base, sel);
+  ref.baseline_err["LSE"] = max_abs_diff(lse, lse_base, sel);
   ref.tensors.emplace("O", std::move(o));
   ref.tensors.emplace("LSE", std::move(lse));
   return ref;

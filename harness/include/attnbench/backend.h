@@ -80,6 +80,19 @@ class Backend {
   virtual void synchronize() = 0;
   virtual Peaks measure_peaks() = 0;
 
+  // --- optional hooks (defaults given) -----------------------------------------------------------
+  // Size of the last-level cache that cold timing must defeat (L2 on a GPU, L3 on a CPU); 0 unknown.
+  virtual size_t cache_bytes() const { return 0; }
+  // Evicts that cache before a cold sample (nvbench's L2 flush), enqueued like a kernel; false when
+  // the backend cannot, and the harness falls back to rotating input copies.
+  virtual bool flush_cache() { return false; }
+  // Holds the stream (a blocking kernel) while launches are enqueued, so launch latency stays out of
+  // a timed single launch; false when the backend has no such thing (release_stream is then a no-op).
+  virtual bool hold_stream() { return false; }
+  virtual void release_stream() {}
+  // Per-sample device state worth recording beside a timing: clocks, throttle reasons. Null if none.
+  virtual Json telemetry() { return Json(); }
+
   // Backend options, set by the CLI before probe(); the environment fills the rest.
   void set_option(const std::string& key, const std::string& value);  // InputError if unknown
   // The option's value: --backend-opt, else ATTNBENCH_<NAME>_<KEY>, else its default.

@@ -41,10 +41,26 @@ class Extent {
 // Lengths within [0, capacity], pad beyond them, no NaN or poison within them, the declared order.
 OutputCheck check_layout(const OutputDecl& d, const TensorMap& got);
 
-// TOL: `ref` holds fp64 values, `got` the impl's output in its dtype. `rows` (flat row indices,
-// a row being the last dimension) restricts the comparison; empty means all rows.
+// Which elements a check compares: all, or the rows of a sampled reference (Reference::checked_rows).
+struct RowSelection {
+  std::vector<int64_t> rows;  // empty: every element
+  int64_t total_rows = 0;
+  // Calls f(flat index) for every selected element of a tensor of n elements.
+  template <typename F>
+  void for_each(int64_t n, F&& f) const {
+    if (rows.empty()) {
+      for (int64_t i = 0; i < n; ++i) f(i);
+      return;
+    }
+    const int64_t per_row = n / total_rows;
+    for (int64_t r : rows)
+      for (int64_t i = r * per_row; i < (r + 1) * per_row; ++i) f(i);
+  }
+};
+
+// TOL: `ref` holds fp64 values, `got` the impl's output in its dtype.
 OutputCheck check_tol(const OutputDecl& d, const HostTensor& ref, const HostTensor& got, double baseline_err,
-                      const std::vector<int64_t>& rows = {});
+                      const RowSelection& sel = {});
 // The floor of the TOL gate for an output of dtype t whose largest reference magnitude is m.
 double tol_floor(DType t, double max_abs_ref);
 
@@ -53,6 +69,6 @@ OutputCheck check_exact(const OutputDecl& d, const HostTensor& ref, const HostTe
 
 // Max-abs difference between a same-precision baseline output and the fp64 reference, over
 // finite entries (infinities must match; the reference's own convention for empty rows).
-double max_abs_diff(const HostTensor& ref, const HostTensor& other, const std::vector<int64_t>& rows = {});
+double max_abs_diff(const HostTensor& ref, const HostTensor& other, const RowSelection& sel = {});
 
 }  // namespace attnbench

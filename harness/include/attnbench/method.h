@@ -69,9 +69,12 @@ struct MethodInfo {
 struct Reference {
   TensorMap tensors;                          // every declared output, plus check-only tensors
   std::map<std::string, double> baseline_err;  // TOL outputs: max-abs error of the same-precision baseline
-  // Flat row indices (a row = all dims but the last) that the reference computed and the check
-  // compares; empty means every row. Used above a work threshold (model-sized cases).
+  // Rows the reference computed and the check compares, empty meaning all: above a work threshold
+  // (model-sized cases) a seeded sample. The case has `total_rows` rows; row r of an output is its
+  // elements [r·R, (r+1)·R) with R = numel / total_rows (e.g. a query row: head_dim elements of O,
+  // one of LSE).
   std::vector<int64_t> checked_rows;
+  int64_t total_rows = 0;
 };
 
 struct OutputCheck {

@@ -45,6 +45,10 @@ class HostTensor {
   // Stores v rounded to this tensor's dtype (round to nearest even; integers are truncated
   // toward zero after a range check by the caller).
   void set(int64_t i, double v);
+  // Elements [offset, offset + n) as doubles / floats: exact, with the dtype switch hoisted out of
+  // the loop (the reference's inner loops read rows this way).
+  void get_row(int64_t offset, int64_t n, double* out) const;
+  void get_row(int64_t offset, int64_t n, float* out) const;  // exact for f32/f16/bf16/i8/u8
   void fill(double v);
   // Fills every byte pattern of one element: used to poison outputs (NaN, 0xA5A5A5A5).
   void fill_bits(uint64_t pattern);
