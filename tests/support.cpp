@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <sys/wait.h>
 #include <map>
 
 #include "attnbench/registry.h"
@@ -30,6 +32,24 @@ Backend& require_backend(const std::string& name) {
     it = open.emplace(name, std::move(b)).first;
   }
   return *it->second;
+}
+
+CliResult run_cli(const std::string& args, const std::string& executable) {
+  const std::string cmd = "cd " + source_path("") + " && " + binary_path(executable) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+std::string scratch_dir(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::path(binary_path("test-scratch")) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
 }
 
 Case case_from_id(const std::string& id) { return parse_case_id(id); }

@@ -17,6 +17,16 @@ std::string binary_path(const std::string& relative);
 // The backend, or std::exit(77) (a CTest skip) when it is not compiled in or not available.
 Backend& require_backend(const std::string& name);
 
+// Runs the attnbench executable with `args` (a shell fragment); stdout and stderr together.
+struct CliResult {
+  int exit_code;
+  std::string output;
+};
+CliResult run_cli(const std::string& args, const std::string& executable = "attnbench");
+
+// A scratch directory for one test, emptied first.
+std::string scratch_dir(const std::string& name);
+
 // A case from its id.
 Case case_from_id(const std::string& id);
 

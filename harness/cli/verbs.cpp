@@ -13,7 +13,8 @@
 namespace attnbench::cli {
 
 int verb_list(const std::vector<std::string>& argv) {
-  const std::vector<FlagSpec> flags = {{"help", false, false, "this text"}};
+  const std::vector<FlagSpec> flags = {{"help", false, false, "this text"},
+                                       {"json", false, false, "machine-readable: methods, backends and impls with their source files"}};
   const Args args(flags, argv);
   if (args.has("help")) {
     std::printf("usage: attnbench list [SUITE]\n\nWithout a suite: every method with its impls per backend.\n"
@@ -26,6 +27,17 @@ int verb_list(const std::vector<std::string>& argv) {
     for (const auto& pc : suite.cases)
       std::printf("%s%s%s\n", pc.c.id().c_str(), pc.skip_reason.empty() ? "" : "  [skipped: ",
                   pc.skip_reason.empty() ? "" : (pc.skip_reason + "]").c_str());
+    return 0;
+  }
+  if (args.has("json")) {
+    Json out = {{"methods", Json::array()}, {"backends", Json::array()}, {"impls", Json::array()}};
+    for (const Method* m : registry().methods())
+      out["methods"].push_back({{"name", m->info().name}, {"family", m->info().family},
+                                {"source", registry().method_source(m->info().name)}});
+    for (const auto& b : registry().backends()) out["backends"].push_back({{"name", b.name}, {"source", b.source_file}});
+    for (const auto& e : registry().all_impls())
+      out["impls"].push_back({{"method", e.method}, {"backend", e.backend}, {"variant", e.variant}, {"source", e.source_file}});
+    std::printf("%s\n", out.dump(1).c_str());
     return 0;
   }
   std::vector<std::string> backends;

@@ -109,7 +109,8 @@ Case parse_case_id(std::string_view id) {
   }
   parts.dtype = std::string(seg[i++]);
   const std::string_view s = seg[i];
-  if (s.size() < 2 || s[0] != 's') throw bad("the last segment must be s<seed>");
+  if (s.size() < 2 || s[0] != 's' || s.find_first_of("0123456789") == std::string_view::npos)
+    throw bad(cat("the last segment \"", s, "\" must be s<seed>"));
   auto r = std::from_chars(s.data() + 1, s.data() + s.size(), parts.seed);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size()) throw bad(cat("seed \"", s.substr(1), "\" is not an integer"));
   return make_valid_case(parts);

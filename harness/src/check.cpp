@@ -135,8 +135,8 @@ OutputCheck check_layout(const OutputDecl& d, const TensorMap& got) {
 }
 
 double tol_floor(DType t, double max_abs_ref) {
-  // Two ulp of the largest reference magnitude in the output's storage type (ulp ≈ 2u·|x|).
-  return 4.0 * dtype_unit_roundoff(t) * std::max(max_abs_ref, std::numeric_limits<double>::min());
+  // One ulp of the largest reference magnitude in the output's storage type (ulp ≤ 2u·|x|).
+  return 2.0 * dtype_unit_roundoff(t) * std::max(max_abs_ref, std::numeric_limits<double>::min());
 }
 
 double max_abs_diff(const HostTensor& ref, const HostTensor& other, const RowSelection& sel) {

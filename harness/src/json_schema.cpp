@@ -89,7 +89,7 @@ class Validator {
         std::vector<std::string> e;
         validate(sub, doc, path, e);
         if (e.empty()) { ok = true; break; }
-        if (best.empty() || e.size() < best.size()) best = e;
+        if (more_specific(e, best)) best = e;
       }
       if (!ok) errors.push_back(best.empty() ? at(path) + "matches none of the allowed forms" : best.front());
     }
@@ -100,7 +100,7 @@ class Validator {
         std::vector<std::string> e;
         validate(sub, doc, path, e);
         if (e.empty()) ++matches;
-        else if (best.empty() || e.size() < best.size()) best = e;
+        else if (more_specific(e, best)) best = e;
       }
       if (matches == 0) errors.push_back(best.empty() ? at(path) + "matches none of the allowed forms" : best.front());
       if (matches > 1) errors.push_back(at(path) + "matches more than one of the allowed forms");
@@ -108,6 +108,13 @@ class Validator {
   }
 
  private:
+  // Of the alternatives that failed, report the one that got furthest into the document (its
+  // first error has the longest path): that is the form the author meant.
+  static bool more_specific(const std::vector<std::string>& e, const std::vector<std::string>& best) {
+    if (best.empty()) return true;
+    const auto depth = [](const std::string& msg) { return msg.find(": "); };
+    return depth(e.front()) > depth(best.front()) || (depth(e.front()) == depth(best.front()) && e.size() < best.size());
+  }
   static std::string at(const std::string& path) { return "at " + (path.empty() ? std::string("/") : path) + ": "; }
   static std::string kind(const Json& d) {
     if (d.is_number_integer()) return "integer";
