@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Sets up this machine, builds attnbench and runs every test, printing the time of each phase.
+#   ci/test.sh            the whole thing (what CI runs through .ci/run)
+# Phases: dependencies (Debian packages), build (release preset with every backend whose toolchain
+# is here, plus the ASan+UBSan build of harness and CPU backend), tests (CTest on the release
+# build, then the smoke suite under ASan+UBSan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+phase_start=$(date +%s)
+declare -a report=()
+phase() {  # phase NAME: close the previous phase, start a new one
+  local now; now=$(date +%s)
+  if [ -n "${current:-}" ]; then report+=("$(printf '%-14s %4ds' "$current" $((now - phase_start)))"); fi
+  current=$1; phase_start=$now
+  [ -n "$current" ] && echo "=== $current"
+  return 0
+}
+summary() {
+  phase ""
+  echo "=== phase times"
+  printf '  %s\n' "${report[@]}"
+}
+trap summary EXIT
+
+jobs=$(nproc)
+
+phase dependencies
+ci/install-deps.sh
+
+phase build
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs" --target attnbench
+
+phase tests
+ctest --preset release -j "$jobs" --timeout 900
+echo "--- smoke suite under ASan+UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  build/asan/attnbench check suites/smoke.json --backends cpu
