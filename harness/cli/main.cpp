@@ -1,4 +1,6 @@
 // attnbench: the command-line entry point. Verbs: list, run, check, env.
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -9,6 +11,7 @@
 #include "attnbench/registry.h"
 #include "attnbench/runner.h"
 #include "attnbench/suite.h"
+#include "attnbench/worker.h"
 #include "verbs.h"
 
 namespace attnbench::cli {
@@ -22,7 +25,10 @@ usage: attnbench <verb> [options]
 verbs:
   list [SUITE]     methods x backends x variants; with a suite, its expanded case ids
   run SUITE        check and time every case on every backend; write a results file
+  run --rerun RESULTS [--filter ID]   run recorded cases again with their recorded settings
   check SUITE      check equivalence only (no timing)
+  compare A B      per row: change in median time, Mann-Whitney U test, verdict; geometric mean
+  merge A B ...    join shard results into one file
   env              backends compiled in and available, devices, limits, options
 
   attnbench <verb> --help   for the verb's options
@@ -39,13 +45,28 @@ std::vector<FlagSpec> run_flags(bool timing) {
       {"backend-opt", true, true, "<backend>.<option>=<value>, e.g. cpu.threads=2 (repeatable)"},
       {"out", true, false, timing ? "results file (default results/local/<suite>-<time>.json)" : "results file (default: none)"},
       {"quiet", false, false, "print only the summary and failures"},
+      {"no-isolate", false, false, "run cases in this process instead of a worker process per backend"},
+      {"timeout", true, false, "seconds a row may take in its worker before its process group is killed (default 600)"},
+      {"resume", false, false, "continue the interrupted run whose journal is <out>.journal"},
+      {"shard", true, false, "i/N: run only the cases whose id hashes to shard i of N (0-based)"},
+      {"no-related", false, false, "do not also run each case's baseline and companion cases"},
+      {"cache-dir", true, false, "fp64 reference cache (default $ATTNBENCH_CACHE_DIR or ~/.cache/attnbench/references)"},
   };
   if (timing) {
     f.push_back({"repetitions", true, false, "timed repetitions per row (default 9; compare needs >= 9)"});
     f.push_back({"min-time", true, false, "seconds per repetition (default 0.05)"});
     f.push_back({"warmup", true, false, "warm-up seconds before timing (default 0.02)"});
+    f.push_back({"timing", true, false, "cold | hot | auto (default auto: cold for memory-bound rows)"});
+    f.push_back({"rerun", true, false, "RESULTS.json: run its recorded cases again with the recorded settings"});
   }
   return f;
+}
+
+std::string self_executable() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw InputError("cannot find this executable (/proc/self/exe) to start workers; use --no-isolate");
+  return std::string(buf, static_cast<size_t>(n));
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -69,10 +90,14 @@ int verb_run(const std::string& verb, const std::vector<std::string>& argv, cons
     std::printf("usage: attnbench %s SUITE [options]\n\n%s", verb.c_str(), flags_help(flags).c_str());
     return 0;
   }
-  if (args.positional().size() != 1) throw InputError(cat(verb, " needs exactly one suite file; see attnbench ", verb, " --help"));
   RunRequest req;
   req.verb = verb;
-  req.suite_path = args.positional()[0];
+  req.rerun_path = args.get("rerun");
+  if (req.rerun_path.empty() && args.positional().size() != 1)
+    throw InputError(cat(verb, " needs exactly one suite file; see attnbench ", verb, " --help"));
+  if (!req.rerun_path.empty() && !args.positional().empty())
+    throw InputError("--rerun takes its cases from the results file: give no suite");
+  if (req.rerun_path.empty()) req.suite_path = args.positional()[0];
   req.backends = split_commas(args.get("backends"));
   req.filter = args.get("filter");
   req.impl = args.get("impl");
@@ -80,6 +105,18 @@ int verb_run(const std::string& verb, const std::vector<std::string>& argv, cons
   req.out = args.get("out");
   req.quiet = args.has("quiet");
   req.command_line = command_line;
+  req.isolate = !args.has("no-isolate");
+  req.timeout_s = args.get_double("timeout", req.timeout_s);
+  req.resume = args.has("resume");
+  if (args.has("shard")) req.shard = Shard::parse(args.get("shard"));
+  req.related = !args.has("no-related");
+  req.cache_dir = args.get("cache-dir");
+  req.executable = self_executable();
+  if (args.has("timing")) {
+    const std::string mode = args.get("timing");
+    if (mode != "cold" && mode != "hot" && mode != "auto") throw InputError(cat("--timing ", mode, " is not cold, hot or auto"));
+    req.exec.timing_opts.mode = mode;
+  }
   TimingOptions& t = req.exec.timing_opts;
   t.repetitions = args.get_int("repetitions", t.repetitions);
   t.min_time_s = args.get_double("min-time", t.min_time_s);
@@ -106,10 +143,16 @@ int main_impl(int argc, char** argv) {
     if (verb == "run" || verb == "check") return verb_run(verb, rest, command_line);
     if (verb == "list") return verb_list(rest);
     if (verb == "env") return verb_env(rest);
-    throw InputError(cat("unknown verb \"", verb, "\"; verbs: list, run, check, env"));
+    if (verb == "compare") return verb_compare(rest);
+    if (verb == "merge") return verb_merge(rest);
+    if (verb == "worker") return worker_main(rest);  // hidden: started by run/check
+    throw InputError(cat("unknown verb \"", verb, "\"; verbs: list, run, check, compare, merge, env"));
   } catch (const InputError& e) {
     std::fprintf(stderr, "attnbench: %s\n", e.what());
     return 2;
+  } catch (const std::exception& e) {  // e.g. a backend that could not start at all
+    std::fprintf(stderr, "attnbench: %s\n", e.what());
+    return 1;
   }
 }
 

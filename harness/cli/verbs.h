@@ -1,4 +1,4 @@
-// The informational verbs: list and env.
+// The verbs other than run/check: list, env, compare, merge.
 #pragma once
 
 #include <string>
@@ -8,5 +8,7 @@ namespace attnbench::cli {
 
 int verb_list(const std::vector<std::string>& argv);
 int verb_env(const std::vector<std::string>& argv);
+int verb_compare(const std::vector<std::string>& argv);
+int verb_merge(const std::vector<std::string>& argv);
 
 }  // namespace attnbench::cli

@@ -106,6 +106,11 @@ std::string human_time(double s) {
 
 }  // namespace
 
+RowResult status_row(const Case& c, const std::string& backend, const std::string& variant, const std::string& device,
+                     const std::string& status, const std::string& reason) {
+  return make_row(c, backend, variant, device, status, reason);
+}
+
 RowResult unsupported_row(const Case& c, const BackendState& be, const std::string& reason) {
   return make_row(c, be.backend->name(), "-", be.probe.device.name, "unsupported", reason);
 }

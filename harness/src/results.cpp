@@ -82,6 +82,7 @@ Json build_context(const RunContext& rc) {
   c["seeds"] = rc.seeds;
   c["backends"] = rc.backends;
   c["timing"] = rc.timing;
+  for (const auto& [k, v] : rc.extra.items()) c[k] = v;
   return c;
 }
 

@@ -57,13 +57,19 @@ double PhiloxStream::uniform_f64(uint64_t n) const {
   return (static_cast<double>(w0 >> 5) * 0x1p26 + static_cast<double>(w1 >> 6)) * 0x1p-53;
 }
 
-double PhiloxStream::normal(uint64_t n) const {
-  // Uniforms 2n and 2n+1 use words 4n..4n+3: exactly block n.
-  const PhiloxCounter b = block(n);
+void PhiloxStream::normal_pair(uint64_t k, double* even, double* odd) const {
+  const PhiloxCounter b = block(k);  // uniforms 2k and 2k+1 are exactly block k
   const double u1 = (static_cast<double>(b[0] >> 5) * 0x1p26 + static_cast<double>(b[1] >> 6)) * 0x1p-53;
   const double u2 = (static_cast<double>(b[2] >> 5) * 0x1p26 + static_cast<double>(b[3] >> 6)) * 0x1p-53;
   const double radius = std::sqrt(-2.0 * detmath::log(1.0 - u1));  // 1 - u1 in (0, 1]
-  return radius * detmath::cos_2pi(u2);
+  *even = radius * detmath::cos_2pi(u2);
+  *odd = radius * detmath::sin_2pi(u2);
+}
+
+double PhiloxStream::normal(uint64_t n) const {
+  double even, odd;
+  normal_pair(n >> 1, &even, &odd);
+  return (n & 1) ? odd : even;
 }
 
 float method_uniform(uint64_t seed, std::string_view site, uint64_t n) {

@@ -2,18 +2,22 @@
 
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
-#include <iostream>
+#include <filesystem>
+#include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 
+#include "attnbench/case_job.h"
 #include "attnbench/error.h"
+#include "attnbench/journal.h"
+#include "attnbench/reference_cache.h"
 #include "attnbench/registry.h"
 #include "attnbench/results.h"
-#include "attnbench/suite.h"
+#include "attnbench/row_io.h"
+#include "attnbench/worker.h"
 
 namespace attnbench {
 
@@ -31,24 +35,8 @@ std::string compiled_backends() {
   return joined(names);
 }
 
-Json backend_context(const BackendState& s) {
-  Json j = Json::object();
-  j["available"] = s.probe.available;
-  if (!s.probe.available) j["reason"] = s.probe.reason;
-  j["device"] = s.probe.device.name;
-  j["details"] = s.probe.device.details;
-  const DeviceLimits& l = s.probe.limits;
-  j["limits"] = {{"max_buffer_bytes", l.max_buffer_bytes}, {"max_binding_bytes", l.max_binding_bytes},
-                 {"shared_mem_bytes", l.shared_mem_bytes}, {"subgroup_size", l.subgroup_size},
-                 {"compute_units", l.compute_units},      {"memory_bytes", l.memory_bytes},
-                 {"features", l.features}};
-  if (s.peaks)
-    j["peaks"] = {{"copy_bytes_per_s", s.peaks->copy_bytes_per_s}, {"flops_per_s", s.peaks->flops_per_s},
-                  {"how", s.peaks->how}};
-  Json opts = Json::object();
-  for (const auto& o : s.backend->options()) opts[o.name] = s.backend->option(o.name);
-  j["options"] = opts;
-  return j;
+bool is_bad(const std::string& status) {
+  return status == "fail" || status == "error" || status == "crashed" || status == "timeout";
 }
 
 // One line per row on a terminal, and always for rows that need attention.
@@ -57,9 +45,7 @@ class Progress {
   Progress(size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
   void row(const RowResult& r) {
     ++done_;
-    const bool bad = r.status == "fail" || r.status == "error" || r.status == "crashed" || r.status == "timeout";
-    if (quiet_ && !bad) return;
-    if (!tty_ && !bad) return;
+    if ((quiet_ || !tty_) && !is_bad(r.status)) return;
     std::string time;
     if (r.timing) {
       char buf[32];
@@ -78,10 +64,7 @@ class Progress {
 void print_summary(const std::vector<RowResult>& rows) {
   static const char* kStatuses[] = {"pass", "fail", "error", "crashed", "timeout", "unsupported", "skipped"};
   std::map<std::string, std::map<std::string, int>> counts;
-  for (const auto& r : rows) {
-    const std::string key = r.record.value("backend", "?") + "/" + r.record.value("variant", "?");
-    counts[key][r.status]++;
-  }
+  for (const auto& r : rows) counts[r.record.value("backend", "?") + "/" + r.record.value("variant", "?")][r.status]++;
   std::printf("\n%-28s", "backend/variant");
   for (const char* s : kStatuses) std::printf(" %11s", s);
   std::printf("\n");
@@ -95,7 +78,7 @@ void print_summary(const std::vector<RowResult>& rows) {
   }
   int shown = 0;
   for (const auto& r : rows) {
-    if (r.status != "fail" && r.status != "error" && r.status != "crashed" && r.status != "timeout") continue;
+    if (!is_bad(r.status)) continue;
     if (shown++ == 0) std::printf("\nrows that failed:\n");
     if (shown > 40) {
       std::printf("  ...\n");
@@ -106,18 +89,202 @@ void print_summary(const std::vector<RowResult>& rows) {
   std::fflush(stdout);
 }
 
-std::string default_out(const std::string& suite_name) {
+std::string utc_stamp() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", std::gmtime(&t));
-  return "results/local/" + suite_name + "-" + buf + ".json";
+  return buf;
+}
+
+// A backend as the runner drives it: in this process, or through a worker.
+struct Lane {
+  std::string name;
+  BackendState state;
+  std::unique_ptr<Backend> local;           // --no-isolate
+  std::unique_ptr<WorkerProcess> worker;    // isolated
+  std::vector<std::string> worker_args;
+};
+
+constexpr double kStartupTimeout = 180;  // opening a device, measuring peaks
+
+void start_worker(Lane& lane, const std::string& exe) {
+  lane.worker = std::make_unique<WorkerProcess>(exe, lane.worker_args);
+  Json msg;
+  const auto r = lane.worker->read(msg, kStartupTimeout);
+  if (r != WorkerProcess::Read::message || !msg.contains("hello")) {
+    const std::string why = r == WorkerProcess::Read::timeout ? "timed out opening the device"
+                                                              : lane.worker->exit_description() + ": " + lane.worker->stderr_tail();
+    lane.worker->kill();
+    lane.worker.reset();
+    throw BackendError(cat(lane.name, " worker did not start: ", why));
+  }
+  lane.state.probe = probe_from_json(msg["hello"]);
+}
+
+// The variants of a case this lane will run (by the impls' supports() on the lane's limits).
+std::vector<std::string> runnable_variants(const Case& c, const Lane& lane, const std::string& impl,
+                                           std::string* unsupported_reason) {
+  std::vector<std::string> out, reasons;
+  for (const ImplEntry* e : registry().impls(c.method_name(), lane.name)) {
+    if (!impl.empty() && e->variant != impl) continue;
+    const Support s = e->make()->supports(c, lane.state.probe.limits);
+    if (s.ok) out.push_back(e->variant);
+    else reasons.push_back(e->variant + ": " + s.reason);
+  }
+  if (reasons.empty()) reasons.push_back(cat("no ", lane.name, " impl of ", c.method_name(), impl.empty() ? "" : " with variant " + impl));
+  *unsupported_reason = joined(reasons, "; ");
+  return out;
+}
+
+// The parent builds a missing reference before a worker needs it (DESIGN.md §6), so a crashing
+// impl never costs the reference, and a worker's timeout never counts the reference's time.
+void ensure_reference(const Case& c, const ReferenceCache& cache) {
+  const TensorMap inputs = c.method->inputs(c);
+  const std::string input_hash = hash_tensors(inputs);
+  if (std::filesystem::exists(cache.path_for(c, input_hash))) return;
+  cache.store(c, input_hash, c.method->reference(c, inputs));
+}
+
+class Runner {
+ public:
+  explicit Runner(const RunRequest& req) : req_(req), cache_(req.cache_dir) {}
+
+  // Runs the case on the lane; emits each finished row. False when interrupted.
+  bool run_case(Lane& lane, const PlannedRun& pr, std::vector<std::string> done_variants,
+                const std::function<void(RowResult)>& emit) {
+    CaseJob job{pr.pc.c, req_.impl, done_variants, req_.exec};
+    if (!req_.isolate) {
+      run_case_job(job, lane.state, cache_, {nullptr, emit});
+      return interrupt_signal() == 0;
+    }
+    std::string why;
+    const auto variants = runnable_variants(job.c, lane, req_.impl, &why);
+    if (variants.empty()) {
+      emit(unsupported_row(job.c, lane.state, why));
+      return true;
+    }
+    ensure_reference(job.c, cache_);
+    while (true) {
+      std::vector<std::string> left;
+      for (const auto& v : variants)
+        if (std::find(job.skip_variants.begin(), job.skip_variants.end(), v) == job.skip_variants.end()) left.push_back(v);
+      if (left.empty()) return true;
+      if (!lane.worker) start_worker(lane, req_.executable);
+      Json msg = job_to_json(job);
+      if (lane.state.peaks) msg["peaks"] = peaks_to_json(*lane.state.peaks);
+      lane.worker->send(msg);
+      std::string running = left.front();  // a crash before the first "start" belongs to it
+      while (true) {
+        Json in;
+        const auto r = lane.worker->read(in, req_.timeout_s);
+        if (r == WorkerProcess::Read::message) {
+          if (in.contains("start")) {
+            running = in["start"].get<std::string>();
+          } else if (in.contains("row")) {
+            RowResult row = row_from_json(in["row"]);
+            job.skip_variants.push_back(row.record.value("variant", ""));
+            emit(std::move(row));
+          } else if (in.contains("done")) {
+            return true;
+          } else if (in.contains("fatal")) {
+            emit(status_row(job.c, lane.name, running, lane.state.probe.device.name, "error",
+                            "worker: " + in["fatal"].get<std::string>()));
+            lane.worker->kill();
+            lane.worker.reset();
+            job.skip_variants.push_back(running);
+            break;
+          }
+          continue;
+        }
+        if (r == WorkerProcess::Read::interrupted) {
+          lane.worker->kill();
+          lane.worker.reset();
+          return false;
+        }
+        std::string status, reason;
+        if (r == WorkerProcess::Read::timeout) {
+          lane.worker->kill();
+          status = "timeout";
+          reason = cat("no result within ", req_.timeout_s, " s; the worker's process group was killed");
+        } else {
+          status = "crashed";
+          reason = "worker died: " + lane.worker->exit_description();
+        }
+        const std::string tail = lane.worker->stderr_tail(1024);
+        if (!tail.empty()) reason += "; stderr: " + tail;
+        emit(status_row(job.c, lane.name, running, lane.state.probe.device.name, status, reason));
+        lane.worker.reset();  // a fresh worker takes what is left
+        job.skip_variants.push_back(running);
+        break;
+      }
+    }
+  }
+
+ private:
+  const RunRequest& req_;
+  ReferenceCache cache_;
+};
+
+RunPlan plan_from_results(RunRequest& req) {
+  std::ifstream f(req.rerun_path);
+  if (!f) throw InputError(cat(req.rerun_path, ": cannot open the results file"));
+  Json doc;
+  try {
+    doc = Json::parse(f);
+  } catch (const std::exception& e) {
+    throw InputError(cat(req.rerun_path, ": malformed JSON: ", e.what()));
+  }
+  const Json& ctx = doc.at("context");
+  if (ctx.value("schema_version", 0) != kSchemaVersion)
+    throw InputError(cat(req.rerun_path, ": schema_version ", ctx.value("schema_version", 0), " is not ", kSchemaVersion));
+  // The recorded settings, unless the command line overrides them.
+  if (ctx.contains("timing") && req.verb == "run") {
+    const Json& t = ctx["timing"];
+    TimingOptions& o = req.exec.timing_opts;
+    o.repetitions = t.value("repetitions", o.repetitions);
+    o.min_time_s = t.value("min_time_s", o.min_time_s);
+    o.warmup_s = t.value("warmup_s", o.warmup_s);
+    o.target_sample_s = t.value("target_sample_s", o.target_sample_s);
+    o.noisy_cv = t.value("noisy_cv", o.noisy_cv);
+    o.mode = t.value("mode", o.mode);
+  }
+  std::set<std::string> backends_used;
+  if (ctx.contains("backends"))
+    for (const auto& [name, b] : ctx["backends"].items()) {
+      if (req.backend_opts.empty())
+        for (const auto& [k, v] : b.value("options", Json::object()).items())
+          if (!v.get<std::string>().empty()) req.backend_opts.push_back(name + "." + k + "=" + v.get<std::string>());
+    }
+  Suite suite;
+  suite.name = "rerun-" + ctx.value("suite", Json::object()).value("name", std::string("results"));
+  suite.path = req.rerun_path;
+  suite.hash = ctx.value("suite", Json::object()).value("hash", "");
+  std::set<std::string> seen;
+  for (const auto& row : doc.at("benchmarks")) {
+    const Json& a = row.value("attnbench", Json::object());
+    if (!a.contains("params")) continue;  // the short references point at a full record
+    const std::string id = a.at("case_id");
+    backends_used.insert(a.value("backend", ""));
+    if (!seen.insert(id).second || a.value("status", "") == "skipped") continue;
+    PlannedCase pc{parse_case_id(id), "", 0};
+    pc.c.label = a.value("label", "");
+    pc.c.headline = a.value("headline", false);
+    if (a.value("spec_version", 0) != pc.c.method->info().spec_version)
+      std::fprintf(stderr, "attnbench: warning: %s was recorded at spec_version %d, this build has %d\n", id.c_str(),
+                   a.value("spec_version", 0), pc.c.method->info().spec_version);
+    suite.cases.push_back(std::move(pc));
+  }
+  if (req.backends.empty())
+    for (const auto& b : backends_used)
+      if (registry().find_backend(b)) req.backends.push_back(b);
+  return plan_from_suite(suite, req.filter, req.shard, false);
 }
 
 }  // namespace
 
 int exit_code_for(const std::vector<std::string>& statuses) {
   for (const auto& s : statuses)
-    if (s == "fail" || s == "error" || s == "crashed" || s == "timeout") return 1;
+    if (is_bad(s)) return 1;
   return 0;
 }
 
@@ -147,106 +314,156 @@ std::vector<std::unique_ptr<Backend>> open_backends(const std::vector<std::strin
   return out;
 }
 
-int run_suite(const RunRequest& req) {
+int run_suite(RunRequest req) {
+  install_interrupt_handlers();
   // Everything that can be wrong with the input is found before any case runs.
-  const Suite suite = load_suite(req.suite_path);
-  std::regex filter;
-  try {
-    filter = std::regex(req.filter.empty() ? std::string(".") : req.filter);
-  } catch (const std::regex_error& e) {
-    throw InputError(cat("--filter \"", req.filter, "\" is not a valid regular expression: ", e.what()));
-  }
+  RunPlan plan = !req.rerun_path.empty()
+                     ? plan_from_results(req)
+                     : plan_from_suite(load_suite(req.suite_path), req.filter, req.shard, req.related);
   if (!req.impl.empty()) {
     bool known = false;
     for (const auto& e : registry().all_impls()) known |= e.variant == req.impl;
     if (!known) throw InputError(cat("--impl \"", req.impl, "\": no impl has that variant"));
   }
-  auto backends = open_backends(req.backends, req.backend_opts);
-  std::vector<BackendState> states;
-  for (auto& b : backends) {
-    BackendState s{b.get(), b->probe(), std::nullopt};
-    if (!s.probe.available) {
+  const bool timing = req.verb == "run";
+  req.exec.timing = timing;
+  // Backends: validated here (names, options); opened in-process or by their worker.
+  std::vector<Lane> lanes;
+  for (auto& b : open_backends(req.backends, req.backend_opts)) {
+    Lane lane{b->name(), {nullptr, {}, std::nullopt}, nullptr, nullptr, {}};
+    if (req.isolate) {
+      lane.worker_args = {"--backend", lane.name, "--cache-dir", ReferenceCache(req.cache_dir).dir()};
+      for (const auto& o : req.backend_opts)
+        if (o.rfind(lane.name + ".", 0) == 0) lane.worker_args.insert(lane.worker_args.end(), {"--backend-opt", o});
+      start_worker(lane, req.executable);
+      lane.local = std::move(b);  // kept for options() in the context; never opened
+      lane.state.backend = lane.local.get();
+    } else {
+      lane.local = std::move(b);
+      lane.state = {lane.local.get(), lane.local->probe(), std::nullopt};
+    }
+    if (!lane.state.probe.available) {
       if (!req.backends.empty()) {
-        std::fprintf(stderr, "attnbench: backend %s is compiled in but unavailable here: %s\n", b->name().c_str(),
-                     s.probe.reason.c_str());
+        std::fprintf(stderr, "attnbench: backend %s is compiled in but unavailable here: %s\n", lane.name.c_str(),
+                     lane.state.probe.reason.c_str());
         return 3;
       }
-      std::fprintf(stderr, "attnbench: skipping backend %s: %s\n", b->name().c_str(), s.probe.reason.c_str());
+      std::fprintf(stderr, "attnbench: skipping backend %s: %s\n", lane.name.c_str(), lane.state.probe.reason.c_str());
       continue;
     }
-    states.push_back(std::move(s));
+    if (timing) {
+      if (req.isolate) {
+        lane.worker->send({{"op", "peaks"}});
+        Json msg;
+        if (lane.worker->read(msg, kStartupTimeout) != WorkerProcess::Read::message || !msg.contains("peaks"))
+          throw BackendError(cat(lane.name, " worker could not measure peaks: ", lane.worker->stderr_tail()));
+        lane.state.peaks = peaks_from_json(msg["peaks"]);
+      } else {
+        lane.state.peaks = lane.local->measure_peaks();
+      }
+    }
+    lanes.push_back(std::move(lane));
   }
-  const bool timing = req.verb == "run";
-  if (timing)
-    for (auto& s : states) s.peaks = s.backend->measure_peaks();
 
-  std::vector<const PlannedCase*> selected;
-  for (const auto& pc : suite.cases)
-    if (std::regex_search(pc.c.id(), filter)) selected.push_back(&pc);
-
+  // Output, journal and context.
+  const std::string out =
+      !req.out.empty() ? req.out : (timing ? "results/local/" + plan.suite_name + "-" + utc_stamp() + ".json" : "");
   RunContext rc;
   rc.command_line = req.command_line;
   rc.verb = req.verb;
-  rc.suite_name = suite.name;
-  rc.suite_path = suite.path;
-  rc.suite_hash = suite.hash;
+  rc.suite_name = plan.suite_name;
+  rc.suite_path = plan.suite_path;
+  rc.suite_hash = plan.suite_hash;
   std::set<uint64_t> seeds;
-  for (const auto* pc : selected) seeds.insert(pc->c.seed);
+  for (const auto& r : plan.runs) seeds.insert(r.pc.c.seed);
   rc.seeds.assign(seeds.begin(), seeds.end());
-  for (const auto& s : states) rc.backends[s.backend->name()] = backend_context(s);
+  for (const auto& lane : lanes) {
+    Json j = probe_to_json(lane.state.probe);
+    if (lane.state.peaks) j["peaks"] = peaks_to_json(*lane.state.peaks);
+    Json opts = Json::object();
+    for (const auto& o : lane.local->options()) opts[o.name] = lane.local->option(o.name);
+    j["options"] = opts;
+    rc.backends[lane.name] = j;
+  }
   const TimingOptions& t = req.exec.timing_opts;
   rc.timing = {{"repetitions", t.repetitions}, {"min_time_s", t.min_time_s}, {"warmup_s", t.warmup_s},
-               {"target_sample_s", t.target_sample_s}, {"noisy_cv", t.noisy_cv}};
+               {"target_sample_s", t.target_sample_s}, {"noisy_cv", t.noisy_cv}, {"mode", t.mode}};
+  rc.extra = {{"isolated", req.isolate}, {"timeout_s", req.timeout_s},
+              {"shard", std::to_string(req.shard.index) + "/" + std::to_string(req.shard.count)},
+              {"resumed", req.resume}};
+  std::unique_ptr<Journal> journal;
+  if (!out.empty())
+    journal = std::make_unique<Journal>(out + ".journal",
+                                        Json{{"journal", 1}, {"suite_hash", plan.suite_hash}, {"command_line", req.command_line}},
+                                        req.resume);
+  else if (req.resume)
+    throw InputError("--resume needs the results file (--out) whose journal to continue");
 
-  ExecuteOptions exec = req.exec;
-  exec.timing = timing;
   std::vector<RowResult> rows;
-  Progress progress(selected.size() * states.size(), req.quiet);
-  for (const PlannedCase* pc : selected) {
-    const Case& c = pc->c;
-    if (!pc->skip_reason.empty()) {
-      for (const auto& s : states) {
-        rows.push_back(skipped_row(c, s.backend->name(), pc->skip_reason));
-        progress.row(rows.back());
+  if (journal) rows = journal->previous_rows();
+  std::map<std::string, const PlannedRun*> by_id;
+  for (const auto& r : plan.runs) by_id[r.pc.c.id()] = &r;
+  Progress progress(plan.runs.size() * lanes.size(), req.quiet);
+  Runner runner(req);
+  bool interrupted = false;
+  for (auto& lane : lanes) {
+    for (const PlannedRun& pr : plan.runs) {
+      const std::string id = pr.pc.c.id();
+      if (journal && journal->case_done(id, lane.name)) continue;
+      const auto emit = [&](RowResult row) {
+        if (journal) journal->append(row);
+        progress.row(row);
+        rows.push_back(std::move(row));
+      };
+      if (!pr.pc.skip_reason.empty()) {
+        emit(skipped_row(pr.pc.c, lane.name, pr.pc.skip_reason));
+      } else {
+        try {
+          if (!runner.run_case(lane, pr, journal ? journal->variants_done(id, lane.name) : std::vector<std::string>{}, emit)) {
+            interrupted = true;
+            break;
+          }
+        } catch (const BackendError& e) {  // a worker that cannot start: every row of the case says so
+          emit(status_row(pr.pc.c, lane.name, "-", lane.state.probe.device.name, "error", e.what()));
+        }
       }
-      continue;
+      if (journal) journal->mark_case_done(id, lane.name);
+      if (interrupt_signal()) {
+        interrupted = true;
+        break;
+      }
     }
-    std::optional<CaseData> data;  // generated once, for the first backend that runs the case
-    for (auto& s : states) {
-      std::vector<const ImplEntry*> runnable;
-      std::vector<std::string> reasons;
-      for (const ImplEntry* e : registry().impls(c.method_name(), s.backend->name())) {
-        if (!req.impl.empty() && e->variant != req.impl) continue;
-        const Support sup = e->make()->supports(c, s.probe.limits);
-        if (sup.ok) runnable.push_back(e);
-        else reasons.push_back(e->variant + ": " + sup.reason);
-      }
-      if (runnable.empty()) {
-        if (reasons.empty())
-          reasons.push_back(cat("no ", s.backend->name(), " impl of ", c.method_name(),
-                                req.impl.empty() ? "" : " with variant " + req.impl));
-        rows.push_back(unsupported_row(c, s, joined(reasons, "; ")));
-        progress.row(rows.back());
-        continue;
-      }
-      if (!data) data = prepare_case_data(c);
-      for (const ImplEntry* e : runnable) {
-        rows.push_back(execute_case(*data, s, *e, exec));
-        progress.row(rows.back());
-      }
-    }
+    lane.worker.reset();  // workers run one at a time
+    if (interrupted) break;
   }
 
+  // Results: in plan order (suite order, then backend, then variant), whatever order they ran in.
+  std::map<std::string, size_t> lane_order;
+  for (size_t i = 0; i < lanes.size(); ++i) lane_order[lanes[i].name] = i;
+  for (auto& r : rows) {
+    auto it = by_id.find(r.record.value("case_id", ""));
+    if (it == by_id.end()) continue;
+    r.record["case_index"] = it->second->index;
+    for (const auto& [k, v] : it->second->relations.items()) r.record[k] = v;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](const RowResult& a, const RowResult& b) {
+    return std::make_tuple(a.record.value("case_index", 0), lane_order[a.record.value("backend", "")], a.record.value("variant", "")) <
+           std::make_tuple(b.record.value("case_index", 0), lane_order[b.record.value("backend", "")], b.record.value("variant", ""));
+  });
   std::vector<std::string> statuses;
   std::vector<Json> out_rows;
   for (const auto& r : rows) {
     statuses.push_back(r.status);
     for (auto& j : result_rows(r)) out_rows.push_back(std::move(j));
   }
-  const std::string out = !req.out.empty() ? req.out : (timing ? default_out(suite.name) : "");
-  if (!out.empty()) write_results(out, build_context(rc), out_rows);
+  if (interrupted) rc.extra["interrupted"] = interrupt_signal();
+  if (!out.empty()) {
+    write_results(out, build_context(rc), out_rows);
+    if (!interrupted) journal->remove();
+  }
   print_summary(rows);
-  if (!out.empty()) std::printf("\nresults: %s\n", out.c_str());
+  if (!out.empty()) std::printf("\nresults: %s%s\n", out.c_str(), interrupted ? " (partial; --resume completes it)" : "");
+  if (interrupted) return 128 + interrupt_signal();
   return exit_code_for(statuses);
 }
 

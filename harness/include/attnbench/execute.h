@@ -55,7 +55,9 @@ struct RowResult {
 
 RowResult execute_case(const CaseData& data, BackendState& be, const ImplEntry& impl, const ExecuteOptions& opt);
 
-// Rows that never run an impl.
+// Rows that never ran (or never finished) an impl: the record's identity fields plus the status.
+RowResult status_row(const Case& c, const std::string& backend, const std::string& variant, const std::string& device,
+                     const std::string& status, const std::string& reason);
 RowResult unsupported_row(const Case& c, const BackendState& be, const std::string& reason);
 RowResult skipped_row(const Case& c, const std::string& backend, const std::string& reason);
 

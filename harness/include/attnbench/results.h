@@ -25,6 +25,7 @@ struct RunContext {
   std::vector<uint64_t> seeds;
   Json backends = Json::object();  // name -> {device, details, limits, peaks, options}
   Json timing = Json::object();    // the timing options in force
+  Json extra = Json::object();     // how it ran: isolated, timeout, shard, resumed, interrupted
 };
 
 Json build_context(const RunContext& rc);

@@ -40,8 +40,11 @@ class PhiloxStream {
   float uniform_f32(uint64_t n) const;
   // ((w_2n >> 5)·2^26 + (w_2n+1 >> 6))·2^-53 in [0, 1): input generation only.
   double uniform_f64(uint64_t n) const;
-  // Standard normal from fp64 uniforms 2n and 2n+1 (Box–Muller, detmath log/cos): one block.
+  // Standard normals by Box–Muller over block k = n div 2 (fp64 uniforms 2k and 2k+1 of the
+  // stream, i.e. words 4k..4k+3): r = sqrt(−2·log(1 − u_2k)), θ = 2π·u_2k+1; normal 2k = r·cos θ,
+  // normal 2k+1 = r·sin θ, with detmath's log, cos and sin.
   double normal(uint64_t n) const;
+  void normal_pair(uint64_t k, double* even, double* odd) const;  // normals 2k and 2k+1
 
  private:
   PhiloxCounter block(uint64_t index) const;

@@ -23,6 +23,9 @@ struct TimingOptions {
   double warmup_s = 0.02;
   double target_sample_s = 2e-4;   // batch launches until one sample lasts this long
   double noisy_cv = 0.05;          // a row whose cv exceeds this is flagged noisy
+  // cold: every sample is one launch after the backend flushed its last-level cache (nvbench's
+  // way); hot: back-to-back launches with the inputs resident; auto: cold for memory-bound rows.
+  std::string mode = "auto";
 };
 
 struct Aggregate {

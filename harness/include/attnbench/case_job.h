@@ -1,0 +1,36 @@
+// One case on one backend: every variant that accepts it (or the `unsupported` row), the same
+// code in a worker process and in-process (--no-isolate).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attnbench/execute.h"
+#include "attnbench/reference_cache.h"
+
+namespace attnbench {
+
+struct CaseJob {
+  Case c;
+  std::string impl;                         // "" : every variant
+  std::vector<std::string> skip_variants;   // done already (resume, or before a crash)
+  ExecuteOptions exec;
+};
+
+struct JobCallbacks {
+  std::function<void(const std::string& variant)> on_start;  // before a variant runs
+  std::function<void(const RowResult& row)> on_row;           // after it (or the unsupported row)
+};
+
+// Inputs regenerated from the seed; the reference read from the cache, or computed (and stored)
+// when absent.
+CaseData load_case_data(const Case& c, const ReferenceCache& cache);
+
+void run_case_job(const CaseJob& job, BackendState& state, const ReferenceCache& cache, const JobCallbacks& cb);
+
+// The job and its rows as JSON, for the worker protocol.
+Json job_to_json(const CaseJob& job);
+CaseJob job_from_json(const Json& j);
+
+}  // namespace attnbench

@@ -1,0 +1,36 @@
+// What a run will do, decided before any case runs: the suite's cases after --filter and
+// --shard, plus each case's related cases (its baseline and companions, DESIGN.md §3) so the
+// leaderboard can join them; or, for --rerun, the cases recorded in a results file.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attnbench/json.h"
+#include "attnbench/suite.h"
+
+namespace attnbench {
+
+struct Shard {
+  int index = 0;  // 0-based
+  int count = 1;
+  static Shard parse(const std::string& text);  // "i/N"; InputError otherwise
+  // A stable hash of the case id decides the shard, so every machine splits a suite the same way.
+  bool contains(const std::string& case_id) const;
+};
+
+struct PlannedRun {
+  PlannedCase pc;
+  int index = 0;                // position in the plan: the order of the results file
+  Json relations = Json::object();  // {"related": {role: id}} and/or {"related_of": [{case_id, role}]}
+};
+
+struct RunPlan {
+  std::string suite_name, suite_path, suite_hash;
+  std::vector<PlannedRun> runs;
+};
+
+RunPlan plan_from_suite(const Suite& suite, const std::string& filter, const Shard& shard, bool with_related);
+
+}  // namespace attnbench

@@ -1,0 +1,31 @@
+// The on-disk cache of fp64 references (DESIGN.md §6): the parent builds each missing reference
+// once; workers read it. Keyed by case id, spec_version and input hash, so a changed generator,
+// default or semantic can never be served a stale reference. A sampled (model-sized) reference
+// stores only its checked rows.
+#pragma once
+
+#include <string>
+
+#include "attnbench/caseid.h"
+#include "attnbench/method.h"
+
+namespace attnbench {
+
+class ReferenceCache {
+ public:
+  // dir "" : ATTNBENCH_CACHE_DIR, else ~/.cache/attnbench/references. `salt` joins the key: the
+  // commit the binary was built from, so a fixed reference bug never serves a stale entry (a
+  // build from a dirty tree gets a per-run salt, passed on to its workers).
+  explicit ReferenceCache(std::string dir, std::string salt = default_salt());
+  static std::string default_salt();
+  const std::string& dir() const { return dir_; }
+  std::string path_for(const Case& c, const std::string& input_hash) const;
+  bool load(const Case& c, const std::string& input_hash, Reference& out) const;
+  void store(const Case& c, const std::string& input_hash, const Reference& ref) const;
+
+ private:
+  std::string dir_;
+  std::string salt_;
+};
+
+}  // namespace attnbench

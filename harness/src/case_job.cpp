@@ -1,0 +1,86 @@
+#include "attnbench/case_job.h"
+
+#include <algorithm>
+
+#include "attnbench/cases.h"
+#include "attnbench/error.h"
+#include "attnbench/registry.h"
+
+namespace attnbench {
+
+CaseData load_case_data(const Case& c, const ReferenceCache& cache) {
+  CaseData d{c, {}, {}, {}, {}, {}, {}};
+  d.outputs = c.method->outputs(c);
+  d.inputs = c.method->inputs(c);
+  d.input_hash = hash_tensors(d.inputs);
+  if (!cache.load(c, d.input_hash, d.ref)) {
+    d.ref = c.method->reference(c, d.inputs);
+    cache.store(c, d.input_hash, d.ref);
+  }
+  d.work = c.method->work(c);
+  d.reference_hash = hash_tensors(d.ref.tensors);
+  return d;
+}
+
+void run_case_job(const CaseJob& job, BackendState& state, const ReferenceCache& cache, const JobCallbacks& cb) {
+  const Case& c = job.c;
+  std::vector<const ImplEntry*> runnable;
+  std::vector<std::string> reasons;
+  for (const ImplEntry* e : registry().impls(c.method_name(), state.backend->name())) {
+    if (!job.impl.empty() && e->variant != job.impl) continue;
+    const Support sup = e->make()->supports(c, state.probe.limits);
+    if (sup.ok) runnable.push_back(e);
+    else reasons.push_back(e->variant + ": " + sup.reason);
+  }
+  if (runnable.empty()) {
+    if (reasons.empty())
+      reasons.push_back(cat("no ", state.backend->name(), " impl of ", c.method_name(),
+                            job.impl.empty() ? "" : " with variant " + job.impl));
+    std::string why;
+    for (const auto& r : reasons) why += (why.empty() ? "" : "; ") + r;
+    cb.on_row(unsupported_row(c, state, why));
+    return;
+  }
+  std::optional<CaseData> data;
+  for (const ImplEntry* e : runnable) {
+    if (std::find(job.skip_variants.begin(), job.skip_variants.end(), e->variant) != job.skip_variants.end()) continue;
+    if (cb.on_start) cb.on_start(e->variant);
+    if (!data) data = load_case_data(c, cache);
+    cb.on_row(execute_case(*data, state, *e, job.exec));
+  }
+}
+
+Json job_to_json(const CaseJob& job) {
+  const TimingOptions& t = job.exec.timing_opts;
+  return {{"op", "case"},
+          {"case_id", job.c.id()},
+          {"label", job.c.label},
+          {"headline", job.c.headline},
+          {"impl", job.impl},
+          {"skip_variants", job.skip_variants},
+          {"timing", job.exec.timing},
+          {"timing_opts",
+           {{"repetitions", t.repetitions}, {"min_time_s", t.min_time_s}, {"warmup_s", t.warmup_s},
+            {"target_sample_s", t.target_sample_s}, {"noisy_cv", t.noisy_cv}, {"mode", t.mode}}}};
+}
+
+CaseJob job_from_json(const Json& j) {
+  CaseJob job;
+  job.c = parse_case_id(j.at("case_id").get<std::string>());
+  job.c.label = j.value("label", "");
+  job.c.headline = j.value("headline", false);
+  job.impl = j.value("impl", "");
+  job.skip_variants = j.value("skip_variants", std::vector<std::string>{});
+  job.exec.timing = j.value("timing", false);
+  const Json& t = j.at("timing_opts");
+  TimingOptions& o = job.exec.timing_opts;
+  o.repetitions = t.at("repetitions");
+  o.min_time_s = t.at("min_time_s");
+  o.warmup_s = t.at("warmup_s");
+  o.target_sample_s = t.at("target_sample_s");
+  o.noisy_cv = t.at("noisy_cv");
+  o.mode = t.at("mode");
+  return job;
+}
+
+}  // namespace attnbench

@@ -1,0 +1,197 @@
+#include "attnbench/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "attnbench/error.h"
+#include "attnbench/results.h"
+
+namespace attnbench {
+
+namespace {
+
+// P(U ≤ u) under H0 for sample sizes m, n without ties, by the recurrence on the number of
+// arrangements: c(m, n, u) = c(m − 1, n, u − n) + c(m, n − 1, u).
+double exact_cdf(int m, int n, int u) {
+  const int max_u = m * n;
+  std::vector<std::vector<double>> prev(n + 1, std::vector<double>(max_u + 1, 0.0)), cur = prev;
+  for (int j = 0; j <= n; ++j) prev[j][0] = 1;  // m = 0: one arrangement, U = 0
+  for (int i = 1; i <= m; ++i) {
+    for (int j = 0; j <= n; ++j) {
+      std::fill(cur[j].begin(), cur[j].end(), 0.0);
+      for (int k = 0; k <= i * j; ++k) {
+        double c = (j > 0) ? cur[j - 1][k] : 0.0;  // last element from the second sample
+        if (k - j >= 0) c += prev[j][k - j];       // last element from the first sample: beats j others
+        cur[j][k] = c;
+      }
+      if (j == 0) cur[0][0] = 1;
+    }
+    std::swap(prev, cur);
+  }
+  double total = 0, below = 0;
+  for (int k = 0; k <= max_u; ++k) {
+    total += prev[n][k];
+    if (k <= u) below += prev[n][k];
+  }
+  return below / total;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+struct TimedRow {
+  std::vector<double> samples;
+  std::string outputs_hash;
+};
+
+std::map<std::string, TimedRow> timed_rows(const Json& doc) {
+  std::map<std::string, TimedRow> out;
+  for (const auto& row : doc.at("benchmarks")) {
+    if (row.value("error_occurred", false)) continue;
+    const std::string name = row.value("run_name", row.value("name", ""));
+    if (row.value("run_type", "") == "iteration") out[name].samples.push_back(row.at("real_time").get<double>());
+    if (row.value("aggregate_name", "") == "median")
+      out[name].outputs_hash = row["attnbench"].value("hashes", Json::object()).value("outputs", "");
+  }
+  return out;
+}
+
+}  // namespace
+
+double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b) {
+  const int m = static_cast<int>(a.size()), n = static_cast<int>(b.size());
+  if (m == 0 || n == 0) return 1.0;
+  std::vector<std::pair<double, int>> all;
+  for (double x : a) all.push_back({x, 0});
+  for (double x : b) all.push_back({x, 1});
+  std::sort(all.begin(), all.end());
+  // Midranks; tie groups feed the variance correction.
+  double rank_sum_a = 0, tie_term = 0;
+  bool ties = false;
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i;
+    while (j < all.size() && all[j].first == all[i].first) ++j;
+    const double t = static_cast<double>(j - i), midrank = 0.5 * static_cast<double>(i + 1 + j);
+    if (t > 1) {
+      ties = true;
+      tie_term += t * t * t - t;
+    }
+    for (size_t k = i; k < j; ++k)
+      if (all[k].second == 0) rank_sum_a += midrank;
+    i = j;
+  }
+  const double u_a = rank_sum_a - m * (m + 1) / 2.0;
+  const double mean = m * n / 2.0;
+  if (!ties && m <= 30 && n <= 30) {
+    const double u = std::min(u_a, m * n - u_a);
+    return std::min(1.0, 2.0 * exact_cdf(m, n, static_cast<int>(std::floor(u + 1e-9))));
+  }
+  const double N = m + n;
+  const double var = m * n / 12.0 * ((N + 1) - tie_term / (N * (N - 1)));
+  if (var <= 0) return 1.0;
+  const double z = (std::fabs(u_a - mean) - 0.5) / std::sqrt(var);
+  return std::min(1.0, std::erfc(std::max(z, 0.0) / std::sqrt(2.0)));
+}
+
+CompareReport compare_results(const Json& a, const Json& b) {
+  const auto ra = timed_rows(a), rb = timed_rows(b);
+  CompareReport report;
+  double log_sum = 0;
+  int matched = 0;
+  for (const auto& [name, x] : ra) {
+    auto it = rb.find(name);
+    if (it == rb.end()) {
+      report.only_in_a.push_back(name);
+      continue;
+    }
+    const TimedRow& y = it->second;
+    RowComparison c;
+    c.name = name;
+    c.n_a = static_cast<int>(x.samples.size());
+    c.n_b = static_cast<int>(y.samples.size());
+    c.median_a = median_of(x.samples);
+    c.median_b = median_of(y.samples);
+    c.change = c.median_b / c.median_a - 1.0;
+    c.p = mann_whitney_p(x.samples, y.samples);
+    c.outputs_changed = !x.outputs_hash.empty() && !y.outputs_hash.empty() && x.outputs_hash != y.outputs_hash;
+    if (c.n_a < 9 || c.n_b < 9) ++report.few_repetitions;
+    if (c.n_a < 4 || c.n_b < 4) c.verdict = "UNCLEAR";
+    else if (c.p < kSignificant) c.verdict = c.change > 0 ? "SLOWER" : "FASTER";
+    else if (c.p >= kSame) c.verdict = "SAME";
+    else c.verdict = "UNCLEAR";
+    log_sum += std::log(c.median_b / c.median_a);
+    ++matched;
+    report.rows.push_back(c);
+  }
+  for (const auto& [name, y] : rb)
+    if (!ra.count(name)) report.only_in_b.push_back(name);
+  report.geomean_ratio = matched ? std::exp(log_sum / matched) : 1.0;
+  return report;
+}
+
+Json read_results_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError(cat(path, ": cannot open the results file"));
+  Json doc;
+  try {
+    doc = Json::parse(f);
+  } catch (const std::exception& e) {
+    throw InputError(cat(path, ": malformed JSON: ", e.what()));
+  }
+  if (!doc.contains("context") || !doc.contains("benchmarks"))
+    throw InputError(cat(path, ": not a results file (no context and benchmarks)"));
+  const int v = doc["context"].value("schema_version", 0);
+  if (v != kSchemaVersion) throw InputError(cat(path, ": schema_version ", v, " is not understood (this build reads ", kSchemaVersion, ")"));
+  return doc;
+}
+
+Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>& paths) {
+  if (docs.empty()) throw InputError("merge needs at least one results file");
+  const Json& first = docs.front()["context"];
+  const auto field = [](const Json& ctx, const char* key) {
+    if (std::string(key) == "suite_hash") return ctx.value("suite", Json::object()).value("hash", std::string());
+    if (std::string(key) == "schema_version") return std::to_string(ctx.value("schema_version", 0));
+    return ctx.value(key, std::string());
+  };
+  for (size_t i = 1; i < docs.size(); ++i)
+    for (const char* key : {"suite_hash", "git_commit", "schema_version"})
+      if (field(docs[i]["context"], key) != field(first, key))
+        throw InputError(cat("merge: ", paths[i], " has ", key, " ", field(docs[i]["context"], key), " but ", paths[0],
+                             " has ", field(first, key), "; only shards of one run merge"));
+  // Group rows by the row they belong to (run_name); the first file that has a row wins.
+  std::map<std::string, std::vector<Json>> groups;
+  std::map<std::string, Json> keys;
+  std::vector<std::string> order;
+  for (const auto& doc : docs) {
+    std::set<std::string> from_this;
+    for (const auto& row : doc["benchmarks"]) {
+      const std::string name = row.value("run_name", row.value("name", ""));
+      if (groups.count(name) && !from_this.count(name)) continue;
+      from_this.insert(name);
+      if (!groups.count(name)) order.push_back(name);
+      groups[name].push_back(row);
+      const Json& a = row.value("attnbench", Json::object());
+      if (a.contains("case_index")) keys[name] = {a["case_index"], a.value("backend", ""), a.value("variant", "")};
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& x, const std::string& y) {
+    return keys[x] < keys[y];
+  });
+  Json out = Json::object();
+  out["context"] = first;
+  out["context"]["merged_from"] = paths;
+  out["context"]["shard"] = "merged";
+  out["benchmarks"] = Json::array();
+  for (const auto& name : order)
+    for (auto& row : groups[name]) out["benchmarks"].push_back(row);
+  return out;
+}
+
+}  // namespace attnbench

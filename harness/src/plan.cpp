@@ -1,0 +1,79 @@
+#include "attnbench/plan.h"
+
+#include <regex>
+
+#include "attnbench/cases.h"
+#include "attnbench/error.h"
+#include "attnbench/hash.h"
+#include "attnbench/method.h"
+
+namespace attnbench {
+
+Shard Shard::parse(const std::string& text) {
+  Shard s;
+  const size_t slash = text.find('/');
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("");
+    size_t used = 0;
+    s.index = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("");
+    s.count = std::stoi(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    throw InputError(cat("--shard \"", text, "\" is not i/N"));
+  }
+  if (s.count < 1 || s.index < 0 || s.index >= s.count)
+    throw InputError(cat("--shard ", text, ": need 0 <= i < N"));
+  return s;
+}
+
+bool Shard::contains(const std::string& case_id) const {
+  return count == 1 || static_cast<int>(hash64(case_id) % static_cast<uint64_t>(count)) == index;
+}
+
+RunPlan plan_from_suite(const Suite& suite, const std::string& filter, const Shard& shard, bool with_related) {
+  std::regex re;
+  try {
+    re = std::regex(filter.empty() ? std::string(".") : filter);
+  } catch (const std::regex_error& e) {
+    throw InputError(cat("--filter \"", filter, "\" is not a valid regular expression: ", e.what()));
+  }
+  RunPlan plan{suite.name, suite.path, suite.hash, {}};
+  std::map<std::string, size_t> by_id;
+  for (size_t i = 0; i < suite.cases.size(); ++i) {
+    const PlannedCase& pc = suite.cases[i];
+    const std::string id = pc.c.id();
+    if (!std::regex_search(id, re) || !shard.contains(id)) continue;
+    by_id[id] = plan.runs.size();
+    plan.runs.push_back({pc, static_cast<int>(i), Json::object()});
+  }
+  if (!with_related) return plan;
+  // Baselines and companions, once each, after the suite's own cases.
+  int next_index = static_cast<int>(suite.cases.size());
+  const size_t primaries = plan.runs.size();
+  for (size_t k = 0; k < primaries; ++k) {
+    if (!plan.runs[k].pc.skip_reason.empty()) continue;
+    const Case c = plan.runs[k].pc.c;
+    std::vector<RelatedCase> related = c.method->companions(c);
+    if (auto b = c.method->baseline(c)) related.insert(related.begin(), *b);
+    for (const RelatedCase& r : related) {
+      Case rc;
+      try {
+        rc = make_valid_case({r.method, r.phase, r.params, std::string(dtype_name(r.dtype)), c.seed});
+      } catch (const InputError& e) {
+        throw InputError(cat(c.method_name(), " declares a ", r.role, " case that is not valid: ", e.what()));
+      }
+      const std::string id = rc.id();
+      auto it = by_id.find(id);
+      if (it == by_id.end()) {
+        it = by_id.emplace(id, plan.runs.size()).first;
+        plan.runs.push_back({{rc, "", -1}, next_index++, Json::object()});
+      }
+      plan.runs[k].relations["related"][r.role] = id;
+      plan.runs[it->second].relations["related_of"].push_back({{"case_id", c.id()}, {"role", r.role}});
+    }
+  }
+  return plan;
+}
+
+}  // namespace attnbench
