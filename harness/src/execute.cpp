@@ -96,14 +96,6 @@ Json check_json(const OutputCheck& o) {
   return j;
 }
 
-std::string human_time(double s) {
-  char buf[32];
-  if (s < 1e-3) std::snprintf(buf, sizeof buf, "%.3g us", s * 1e6);
-  else if (s < 1) std::snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.3g s", s);
-  return buf;
-}
-
 }  // namespace
 
 RowResult status_row(const Case& c, const std::string& backend, const std::string& variant, const std::string& device,
@@ -185,7 +177,9 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
 
     bool deterministic = true;
     if (row.status == "pass" && opt.timing) {
-      row.timing = time_launches(row.name, [&] { impl->run(); }, be, opt.timing_opts);
+      const std::string& mode = opt.timing_opts.mode;
+      const bool cold = mode == "cold" || (mode == "auto" && data.work.bound == Bound::memory);
+      row.timing = time_launches(row.name, [&] { impl->run(); }, be, opt.timing_opts, cold);
       // Race check: the outputs of one more run must hash the same as the checked run's.
       upload_poisoned(be, data.outputs, io);
       impl->run();
@@ -218,14 +212,15 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
     const TimingResult& t = *row.timing;
     const double median = t.median_s(), cv = t.cv();
     const bool noisy = cv > opt.timing_opts.noisy_cv;
-    rec["timing"] = {{"mode", "hot"},
-                     {"how", "back-to-back launches, inputs resident"},
+    rec["timing"] = {{"mode", t.mode},
+                     {"how", t.how},
                      {"batch", t.batch},
                      {"repetitions", t.seconds.size()},
                      {"min_time_s", opt.timing_opts.min_time_s},
                      {"median_s", median},
                      {"cv", cv},
                      {"noisy", noisy}};
+    if (!t.telemetry.empty()) rec["timing"]["telemetry"] = t.telemetry;
     Json tp = Json::object();
     tp["flops_per_s"] = data.work.flops / median;
     tp["bytes_per_s"] = data.work.bytes / median;
@@ -238,7 +233,6 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
       tp["above_peak"] = peak > 0 && achieved > peak;
     }
     rec["throughput"] = tp;
-    (void)human_time;
   }
   return row;
 }

@@ -9,7 +9,7 @@ Json row_to_json(const RowResult& row) {
     Json aggs = Json::array();
     for (const auto& a : t.aggregates)
       aggs.push_back({{"name", a.name}, {"percentage", a.percentage}, {"value", a.value}, {"cpu_value", a.cpu_value}});
-    j["timing"] = {{"batch", t.batch}, {"seconds", t.seconds}, {"cpu_seconds", t.cpu_seconds},
+    j["timing"] = {{"mode", t.mode}, {"how", t.how}, {"telemetry", t.telemetry}, {"batch", t.batch}, {"seconds", t.seconds}, {"cpu_seconds", t.cpu_seconds},
                    {"launches", t.launches}, {"aggregates", aggs}};
   }
   return j;
@@ -24,6 +24,9 @@ RowResult row_from_json(const Json& j) {
   if (j.contains("timing")) {
     const Json& t = j["timing"];
     TimingResult r;
+    r.mode = t.value("mode", "hot");
+    r.how = t.value("how", "");
+    r.telemetry = t.value("telemetry", Json::array());
     r.batch = t.at("batch").get<int64_t>();
     r.seconds = t.at("seconds").get<std::vector<double>>();
     r.cpu_seconds = t.at("cpu_seconds").get<std::vector<double>>();

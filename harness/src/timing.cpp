@@ -45,10 +45,10 @@ double TimingResult::cv() const {
 }
 
 TimingResult time_launches(const std::string& name, const std::function<void()>& launch, Backend& backend,
-                           const TimingOptions& opt) {
+                           const TimingOptions& opt, bool cold) {
   DeviceTimer& timer = backend.timer();
   TimingResult result;
-  // Calibrate the batch on single launches (already warm from the checked run).
+  // Calibrate on single launches (already warm from the checked run).
   double single = 0;
   for (int i = 0; i < 3; ++i) {
     timer.start();
@@ -57,23 +57,47 @@ TimingResult time_launches(const std::string& name, const std::function<void()>&
     const double t = timer.seconds();
     single = i ? std::min(single, t) : t;
   }
-  result.batch = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(opt.target_sample_s / std::max(single, 1e-9))), 1, 100000);
+  if (cold && !backend.flush_cache()) {
+    cold = false;
+    result.how = "cold requested, but this backend cannot flush its cache: ";
+  }
+  result.mode = cold ? "cold" : "hot";
+  const bool held = cold && backend.hold_stream();
+  if (held) backend.release_stream();
+  if (cold) {
+    result.how += cat("one launch per sample after a flush of the last-level cache (", backend.cache_bytes() >> 20,
+                      " MiB)", held ? ", stream held while enqueued" : "");
+    result.batch = 1;
+  } else {
+    result.batch = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(opt.target_sample_s / std::max(single, 1e-9))), 1, 100000);
+    result.how += cat(result.batch, " back-to-back launches per sample, inputs resident");
+  }
   const int64_t batch = result.batch;
 
   benchmark::ClearRegisteredBenchmarks();
   auto* bench = benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State& state) {
     for (auto _ : state) {
+      if (cold) backend.flush_cache();
+      const bool hold = cold && backend.hold_stream();
       timer.start();
       for (int64_t i = 0; i < batch; ++i) launch();
       timer.stop();
+      if (hold) backend.release_stream();
       state.SetIterationTime(timer.seconds());
     }
+    if (Json t = backend.telemetry(); !t.is_null()) result.telemetry.push_back(t);
   });
   bench->UseManualTime()
       ->Repetitions(std::max(1, opt.repetitions))
-      ->MinTime(opt.min_time_s)
-      ->MinWarmUpTime(opt.warmup_s)
       ->Unit(benchmark::kMicrosecond);  // mean, median, stddev and cv are Google Benchmark's defaults
+  if (cold) {
+    // A fixed count: flushes cost more than the launches, and Google Benchmark would otherwise
+    // keep adding iterations until min_time of launch time accumulated. (Google Benchmark allows
+    // no warm-up time with a fixed count; the calibration launches above warmed up.)
+    bench->Iterations(std::clamp<int64_t>(static_cast<int64_t>(std::ceil(opt.min_time_s / std::max(single, 1e-9))), 2, 20));
+  } else {
+    bench->MinTime(opt.min_time_s)->MinWarmUpTime(opt.warmup_s);
+  }
   Collector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::ClearRegisteredBenchmarks();

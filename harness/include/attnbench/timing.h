@@ -4,8 +4,10 @@
 // A sample is a batch of back-to-back launches, sized so a sample lasts at least
 // `target_sample_s`, so microsecond kernels are not measured by launch overhead.
 //
-// This file times hot (inputs resident in cache where they fit); the timing mode is recorded in
-// every row so cold timing can sit beside it.
+// Hot samples time back-to-back launches with the inputs resident in cache where they fit. Cold
+// samples defeat the last-level cache: the backend flushes it before each single launch (as
+// nvbench does) and holds its stream while the launch is enqueued. The mode and how it was done
+// are recorded in every row.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "attnbench/backend.h"
+#include "attnbench/json.h"
 
 namespace attnbench {
 
@@ -36,17 +39,22 @@ struct Aggregate {
 };
 
 struct TimingResult {
+  std::string mode = "hot";             // cold | hot, as run
+  std::string how;                      // one line: what a sample is
   int64_t batch = 1;                    // launches per sample
   std::vector<double> seconds;          // per repetition: mean seconds per launch
   std::vector<double> cpu_seconds;      // per repetition: host CPU seconds per launch
   std::vector<int64_t> launches;        // per repetition
   std::vector<Aggregate> aggregates;
+  Json telemetry = Json::array();       // the backend's per-repetition device state, if it has any
   double median_s() const;
   double cv() const;
 };
 
 // Times launch() (one enqueue of the impl) on the backend. The caller has run it at least once.
+// `cold`: each sample is one launch after backend.flush_cache() (and hold_stream(), so launch
+// latency stays out); a backend that cannot flush is timed hot, and the row says so.
 TimingResult time_launches(const std::string& name, const std::function<void()>& launch, Backend& backend,
-                           const TimingOptions& opt);
+                           const TimingOptions& opt, bool cold);
 
 }  // namespace attnbench

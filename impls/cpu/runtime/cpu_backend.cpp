@@ -135,6 +135,40 @@ void CpuBackend::download(const Buffer& src, HostTensor& dst) {
 
 Peaks CpuBackend::measure_peaks() { return measure_cpu_peaks(pool(), isa_); }
 
+size_t CpuBackend::cache_bytes() const {
+  // The last-level cache, plus every core's private L2 (on server parts they are not inclusive).
+  const auto level = [](int name, const char* sys) -> size_t {
+    long v = sysconf(name);
+    if (v > 0) return static_cast<size_t>(v);
+    std::ifstream f(sys);  // sysconf reads 0 in some VMs; sysfs says e.g. "32768K"
+    std::string text;
+    if (!(f >> text)) return 0;
+    size_t n = std::stoul(text);
+    if (text.back() == 'K') n <<= 10;
+    if (text.back() == 'M') n <<= 20;
+    return n;
+  };
+  const size_t l3 = level(_SC_LEVEL3_CACHE_SIZE, "/sys/devices/system/cpu/cpu0/cache/index3/size");
+  const size_t l2 = level(_SC_LEVEL2_CACHE_SIZE, "/sys/devices/system/cpu/cpu0/cache/index2/size");
+  const size_t total = l3 + l2 * std::max(1u, std::thread::hardware_concurrency());
+  return total ? total : size_t{64} << 20;
+}
+
+bool CpuBackend::flush_cache() {
+  // Writing twice the caches' size, spread over every thread, leaves none of the inputs resident.
+  const size_t bytes = 2 * cache_bytes();
+  if (flush_buffer_.size() != bytes) flush_buffer_.assign(bytes, 0);
+  ThreadPool& p = pool();
+  const int64_t parts = p.size();
+  const size_t part = bytes / parts;
+  static char value = 0;
+  ++value;
+  p.parallel_for(parts, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) std::memset(flush_buffer_.data() + i * part, value, part);
+  });
+  return true;
+}
+
 CpuBackend& as_cpu(Backend& b) {
   auto* cpu = dynamic_cast<CpuBackend*>(&b);
   ATTNBENCH_ASSERT(cpu, "a cpu impl was prepared on backend ", b.name());

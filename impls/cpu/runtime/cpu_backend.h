@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "attnbench/backend.h"
 #include "attnbench/thread_pool.h"
@@ -29,6 +30,8 @@ class CpuBackend final : public Backend {
   DeviceTimer& timer() override;
   void synchronize() override {}
   Peaks measure_peaks() override;
+  size_t cache_bytes() const override;
+  bool flush_cache() override;
 
   ThreadPool& pool();   // created on first use with cpu.threads threads
   Isa isa() const { return isa_; }
@@ -41,6 +44,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<ThreadPool> pool_;
   Isa isa_;
   std::optional<Probe> probe_;
+  std::vector<char> flush_buffer_;  // written across all threads to evict the caches
 };
 
 // Every impl of this backend receives the CpuBackend it was prepared on.
