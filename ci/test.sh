@@ -2,8 +2,8 @@
 # Sets up this machine, builds attnbench and runs every test, printing the time of each phase.
 #   ci/test.sh            the whole thing (what CI runs through .ci/run)
 # Phases: dependencies (Debian packages), build (release preset with every backend whose toolchain
-# is here, plus the ASan+UBSan build of harness and CPU backend), tests (CTest on the release
-# build, then the smoke suite under ASan+UBSan).
+# is here, plus ASan+UBSan and ThreadSanitizer builds of harness and CPU backend), tests (CTest on the release
+# build, then the smoke suite under ASan+UBSan and under ThreadSanitizer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,11 +31,17 @@ ci/install-deps.sh
 phase build
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
-cmake --preset asan >/dev/null
-cmake --build --preset asan -j "$jobs" --target attnbench
+for preset in asan tsan; do
+  cmake --preset $preset >/dev/null
+  cmake --build --preset $preset -j "$jobs" --target attnbench
+done
 
 phase tests
 ctest --preset release -j "$jobs" --timeout 900
 echo "--- smoke suite under ASan+UBSan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  build/asan/attnbench check suites/smoke.json --backends cpu
+  build/asan/attnbench check suites/smoke.json --backends cpu --quiet
+echo "--- smoke suite under ThreadSanitizer (timed, so the pool's every path runs)"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  build/tsan/attnbench run suites/smoke.json --backends cpu --quiet --repetitions 2 --min-time 0.001 --warmup 0 \
+  --out build/tsan/smoke.json

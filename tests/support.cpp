@@ -35,7 +35,11 @@ Backend& require_backend(const std::string& name) {
 }
 
 CliResult run_cli(const std::string& args, const std::string& executable) {
-  const std::string cmd = "cd " + source_path("") + " && " + binary_path(executable) + " " + args + " 2>&1";
+  return run_shell(binary_path(executable) + " " + args);
+}
+
+CliResult run_shell(const std::string& command) {
+  const std::string cmd = "cd " + source_path("") + " && " + command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return {-1, "popen failed"};
   std::string out;

@@ -23,6 +23,8 @@ struct CliResult {
   std::string output;
 };
 CliResult run_cli(const std::string& args, const std::string& executable = "attnbench");
+// Any shell command, run in the source tree.
+CliResult run_shell(const std::string& command);
 
 // A scratch directory for one test, emptied first.
 std::string scratch_dir(const std::string& name);

@@ -177,7 +177,7 @@ Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>
       from_this.insert(name);
       if (!groups.count(name)) order.push_back(name);
       groups[name].push_back(row);
-      const Json& a = row.value("attnbench", Json::object());
+      const Json a = row.value("attnbench", Json::object());
       if (a.contains("case_index")) keys[name] = {a["case_index"], a.value("backend", ""), a.value("variant", "")};
     }
   }

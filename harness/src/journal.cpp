@@ -33,7 +33,8 @@ Journal::Journal(std::string path, const Json& header, bool resume) : path_(std:
         continue;
       }
       if (j.contains("row")) previous_.push_back(row_from_json(j["row"]));
-      if (j.contains("case_done")) done_.insert({j["case_done"][0], j["case_done"][1]});
+      if (j.contains("case_done"))
+        done_.insert({j["case_done"][0].get<std::string>(), j["case_done"][1].get<std::string>()});
     }
     file_ = std::fopen(path_.c_str(), "a");
   } else {
@@ -69,7 +70,7 @@ void Journal::write_line(const Json& j) {
 void Journal::append(const RowResult& row) { write_line({{"row", row_to_json(row)}}); }
 
 void Journal::mark_case_done(const std::string& case_id, const std::string& backend) {
-  write_line({{"case_done", {case_id, backend}}});
+  write_line({{"case_done", Json::array({case_id, backend})}});
 }
 
 void Journal::remove() {

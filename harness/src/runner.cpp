@@ -249,11 +249,12 @@ RunPlan plan_from_results(RunRequest& req) {
     o.mode = t.value("mode", o.mode);
   }
   std::set<std::string> backends_used;
-  if (ctx.contains("backends"))
+  const bool recorded_options = req.backend_opts.empty();
+  if (ctx.contains("backends") && recorded_options)
     for (const auto& [name, b] : ctx["backends"].items()) {
-      if (req.backend_opts.empty())
-        for (const auto& [k, v] : b.value("options", Json::object()).items())
-          if (!v.get<std::string>().empty()) req.backend_opts.push_back(name + "." + k + "=" + v.get<std::string>());
+      const Json options = b.value("options", Json::object());
+      for (const auto& [k, v] : options.items())
+        if (!v.get<std::string>().empty()) req.backend_opts.push_back(name + "." + k + "=" + v.get<std::string>());
     }
   Suite suite;
   suite.name = "rerun-" + ctx.value("suite", Json::object()).value("name", std::string("results"));
@@ -261,7 +262,7 @@ RunPlan plan_from_results(RunRequest& req) {
   suite.hash = ctx.value("suite", Json::object()).value("hash", "");
   std::set<std::string> seen;
   for (const auto& row : doc.at("benchmarks")) {
-    const Json& a = row.value("attnbench", Json::object());
+    const Json a = row.value("attnbench", Json::object());
     if (!a.contains("params")) continue;  // the short references point at a full record
     const std::string id = a.at("case_id");
     backends_used.insert(a.value("backend", ""));
