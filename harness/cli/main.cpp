@@ -1,4 +1,4 @@
-// attnbench: the command-line entry point. Verbs: list, run, check, env.
+// attnbench: the command-line entry point. Verbs: list, run, check, env, dump.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -24,6 +24,7 @@ verbs:
   run SUITE        check and time every case on every backend; write a results file
   check SUITE      check equivalence only (no timing)
   env              backends compiled in and available, devices, limits, options
+  dump CASE_ID     inputs, reference and each backend's outputs as .safetensors
 
   attnbench <verb> --help   for the verb's options
 
@@ -106,7 +107,8 @@ int main_impl(int argc, char** argv) {
     if (verb == "run" || verb == "check") return verb_run(verb, rest, command_line);
     if (verb == "list") return verb_list(rest);
     if (verb == "env") return verb_env(rest);
-    throw InputError(cat("unknown verb \"", verb, "\"; verbs: list, run, check, env"));
+    if (verb == "dump") return verb_dump(rest);
+    throw InputError(cat("unknown verb \"", verb, "\"; verbs: list, run, check, env, dump"));
   } catch (const InputError& e) {
     std::fprintf(stderr, "attnbench: %s\n", e.what());
     return 2;

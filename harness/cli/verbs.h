@@ -1,4 +1,4 @@
-// The informational verbs: list and env.
+// The verbs other than run and check: list, env (verbs.cpp) and dump (verb_dump.cpp).
 #pragma once
 
 #include <string>
@@ -8,5 +8,6 @@ namespace attnbench::cli {
 
 int verb_list(const std::vector<std::string>& argv);
 int verb_env(const std::vector<std::string>& argv);
+int verb_dump(const std::vector<std::string>& argv);
 
 }  // namespace attnbench::cli

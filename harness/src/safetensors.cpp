@@ -1,0 +1,112 @@
+#include "attnbench/safetensors.h"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "attnbench/error.h"
+#include "attnbench/json.h"
+
+namespace attnbench {
+
+static_assert(std::endian::native == std::endian::little, "safetensors bytes are little-endian; so is every host here");
+
+namespace {
+
+constexpr std::pair<DType, const char*> kNames[] = {
+    {DType::f64, "F64"}, {DType::f32, "F32"}, {DType::f16, "F16"}, {DType::bf16, "BF16"},
+    {DType::i32, "I32"}, {DType::i8, "I8"},   {DType::u8, "U8"},
+};
+
+// Headers beyond this are not ours (the format's own limit is 100 MB).
+constexpr uint64_t kMaxHeaderBytes = 100u << 20;
+
+}  // namespace
+
+std::string safetensors_dtype(DType t) {
+  for (const auto& [d, name] : kNames)
+    if (d == t) return name;
+  ATTNBENCH_ASSERT(false, "no safetensors name for dtype ", dtype_name(t));
+  return {};
+}
+
+DType parse_safetensors_dtype(const std::string& name) {
+  std::string known;
+  for (const auto& [d, n] : kNames) {
+    if (name == n) return d;
+    known += (known.empty() ? "" : ", ") + std::string(n);
+  }
+  throw InputError(cat("safetensors dtype \"", name, "\" is not supported; supported: ", known));
+}
+
+void write_safetensors(const std::string& path, const TensorMap& tensors, const SafetensorsMetadata& metadata) {
+  Json header = Json::object();
+  if (!metadata.empty()) {
+    Json meta = Json::object();
+    for (const auto& [k, v] : metadata) meta[k] = v;
+    header["__metadata__"] = meta;
+  }
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    header[name] = {{"dtype", safetensors_dtype(t.dtype())}, {"shape", t.shape()}, {"data_offsets", {offset, offset + t.bytes()}}};
+    offset += t.bytes();
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(cat("cannot write ", path));
+  unsigned char len[8];
+  const uint64_t n = text.size();
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
+  out.write(reinterpret_cast<const char*>(len), 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (const auto& [name, t] : tensors) out.write(reinterpret_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.bytes()));
+  if (!out) throw InputError(cat("writing ", path, " failed"));
+}
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(cat("cannot read ", path));
+  const auto bad = [&](const std::string& why) { return InputError(cat(path, ": not a safetensors file: ", why)); };
+  unsigned char len[8];
+  if (!in.read(reinterpret_cast<char*>(len), 8)) throw bad("shorter than 8 bytes");
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(len[i]) << (8 * i);
+  if (n > kMaxHeaderBytes) throw bad(cat("header length ", n, " is implausible"));
+  std::string text(n, '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(n))) throw bad("header truncated");
+  const std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Json header;
+  try {
+    header = Json::parse(text);
+  } catch (const std::exception& e) {
+    throw bad(cat("header is not JSON: ", e.what()));
+  }
+  if (!header.is_object()) throw bad("header is not a JSON object");
+  SafetensorsFile f;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      for (const auto& [k, v] : entry.items()) {
+        if (!v.is_string()) throw bad(cat("metadata \"", k, "\" is not a string"));
+        f.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    try {
+      const DType t = parse_safetensors_dtype(entry.at("dtype").get<std::string>());
+      const Shape shape = entry.at("shape").get<Shape>();
+      const auto off = entry.at("data_offsets").get<std::vector<uint64_t>>();
+      HostTensor tensor(name, t, shape);
+      if (off.size() != 2 || off[1] < off[0] || off[1] > data.size() || off[1] - off[0] != tensor.bytes())
+        throw bad(cat("tensor ", name, ": data_offsets do not match its shape and the file"));
+      std::memcpy(tensor.raw(), data.data() + off[0], tensor.bytes());
+      f.tensors.emplace(name, std::move(tensor));
+    } catch (const Json::exception& e) {
+      throw bad(cat("tensor ", name, ": ", e.what()));
+    }
+  }
+  return f;
+}
+
+}  // namespace attnbench
