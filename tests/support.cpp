@@ -34,6 +34,33 @@ Backend& require_backend(const std::string& name) {
 
 Case case_from_id(const std::string& id) { return parse_case_id(id); }
 
+TensorMap reference_as_outputs(const Case& c, const Reference& ref) {
+  TensorMap out;
+  for (const OutputDecl& d : c.method->outputs(c)) {
+    if (d.check_only) continue;
+    const HostTensor& r = ref.tensors.at(d.name);
+    HostTensor t(d.name, d.dtype, d.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, r.get(i));
+    out.emplace(d.name, std::move(t));
+  }
+  return out;
+}
+
+std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector<std::pair<std::string, std::string>>& options) {
+  const BackendEntry* e = registry().find_backend(name);
+  if (!e) {
+    std::fprintf(stderr, "skip: backend %s is not compiled in\n", name.c_str());
+    std::exit(77);
+  }
+  auto b = e->make();
+  for (const auto& [k, v] : options) b->set_option(k, v);
+  if (!b->probe().available) {
+    std::fprintf(stderr, "skip: backend %s is unavailable\n", name.c_str());
+    std::exit(77);
+  }
+  return b;
+}
+
 std::vector<RowResult> check_case(const Case& c, Backend& backend) {
   const CaseData data = prepare_case_data(c);
   BackendState state{&backend, backend.probe(), std::nullopt};

@@ -20,6 +20,13 @@ Backend& require_backend(const std::string& name);
 // A case from its id.
 Case case_from_id(const std::string& id);
 
+// The reference's declared outputs converted to their declared dtypes, as an impl would return
+// them (check-only tensors left out): the starting point of tests that perturb outputs.
+TensorMap reference_as_outputs(const Case& c, const Reference& ref);
+
+// A fresh backend with options set ("isa" -> "avx2"), or exit 77 when it is unavailable.
+std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector<std::pair<std::string, std::string>>& options);
+
 // Checks (no timing) every impl of the case's method on `backend`; one row per variant.
 std::vector<RowResult> check_case(const Case& c, Backend& backend);
 
