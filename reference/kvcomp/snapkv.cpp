@@ -158,17 +158,26 @@ class Snapkv final : public Method {
   ParamSchema schema_;
 };
 
+// Rows [first, first + n) of a [.., d] tensor as fp64, converted once.
+std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d) {
+  std::vector<double> out(n * d);
+  t.get_row(first * d, n * d, out.data());
+  return out;
+}
+
 // a_{h,j} of step 1 for one (b, h): the window's mean softmax over the prefix keys, in fp64.
 void window_scores(const SnapkvShape& s, const HostTensor& q, const HostTensor& k, int64_t b, int64_t h, double* a) {
   const int64_t d = s.head_dim, P = s.prefix(), g = h / s.group();
-  std::vector<double> qi(d), kj(d), logits(s.kv_len);
+  const std::vector<double> keys = rows_f64(k, (b * s.kv_heads + g) * s.kv_len, s.kv_len, d);
+  const std::vector<double> queries = rows_f64(q, (b * s.q_heads + h) * s.obs_window, s.obs_window, d);
+  std::vector<double> logits(s.kv_len);
   std::fill(a, a + P, 0.0);
   for (int64_t i = 0; i < s.obs_window; ++i) {
-    q.get_row(((b * s.q_heads + h) * s.obs_window + i) * d, d, qi.data());
+    const double* qi = queries.data() + i * d;
     const int64_t end = s.visible_end(i);
     double m = -INFINITY;
     for (int64_t j = 0; j < end; ++j) {
-      k.get_row(((b * s.kv_heads + g) * s.kv_len + j) * d, d, kj.data());
+      const double* kj = keys.data() + j * d;
       double dot = 0;
       for (int64_t x = 0; x < d; ++x) dot += qi[x] * kj[x];
       logits[j] = s.scale() * dot;
@@ -312,23 +321,27 @@ Work Snapkv::work(const Case& c) const {
 
 Json Snapkv::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
   const SnapkvShape s = snapkv_shape(c);
-  const HostTensor &qf = in.at("q_future"), &k = in.at("k"), &v = in.at("v");
-  const HostTensor &kk = out.at("k_kept"), &vk = out.at("v_kept"), &len = out.at("kept_len"), &idx = out.at("kept_idx");
-  const int64_t d = s.head_dim, G = s.group(), n_rows = s.batch * s.q_heads * s.n_future;
-  // Per future query row: Σ(o_c − o_f)², Σo_f², Σo_c², Σo_c·o_f, recall.
+  const HostTensor &qf = in.at("q_future"), &len = out.at("kept_len"), &idx = out.at("kept_idx");
+  const int64_t d = s.head_dim, G = s.group(), T = s.kv_len, n_rows = s.batch * s.q_heads * s.n_future;
+  // Per future query row: Σ(o_c − o_f)², Σo_f², Σo_c², Σo_c·o_f, recall; each (b, g) one task.
   std::vector<double> stats(n_rows * 5, 0.0);
-  harness_pool().parallel_for(n_rows, [&](int64_t begin, int64_t end) {
-    std::vector<double> qr(d), kr(d), vr(d), of(d), oc(d), logit(s.kv_len);
-    std::vector<char> kept(s.kv_len);
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t b = row / (s.q_heads * s.n_future), h = (row / s.n_future) % s.q_heads, g = h / G, bg = b * s.kv_heads + g;
-      qf.get_row(row * d, d, qr.data());
-      const auto attend = [&](const HostTensor& keys, const HostTensor& vals, int64_t first, int64_t n, double* o) {
+  harness_pool().parallel_for(s.batch * s.kv_heads, [&](int64_t begin, int64_t end) {
+    std::vector<double> of(d), oc(d), logit(T);
+    std::vector<char> kept(T);
+    for (int64_t bg = begin; bg < end; ++bg) {
+      const int64_t b = bg / s.kv_heads, g = bg % s.kv_heads, n_kept = static_cast<int64_t>(len.get(bg));
+      const std::vector<double> k = rows_f64(in.at("k"), bg * T, T, d), v = rows_f64(in.at("v"), bg * T, T, d);
+      const std::vector<double> kk = rows_f64(out.at("k_kept"), bg * s.budget, n_kept, d);
+      const std::vector<double> vk = rows_f64(out.at("v_kept"), bg * s.budget, n_kept, d);
+      std::fill(kept.begin(), kept.end(), 0);
+      for (int64_t r = 0; r < n_kept; ++r) kept[static_cast<int64_t>(idx.get(bg * s.budget + r))] = 1;
+      // Exact attention of one query over n cached rows: o, and (m, l) of its softmax.
+      const auto attend = [&](const double* qr, const std::vector<double>& keys, const std::vector<double>& vals, int64_t n,
+                              double* o) {
         double m = -INFINITY, l = 0;
         for (int64_t j = 0; j < n; ++j) {
-          keys.get_row((first + j) * d, d, kr.data());
           double dot = 0;
-          for (int64_t x = 0; x < d; ++x) dot += qr[x] * kr[x];
+          for (int64_t x = 0; x < d; ++x) dot += qr[x] * keys[j * d + x];
           logit[j] = s.scale() * dot;
           m = std::max(m, logit[j]);
         }
@@ -336,29 +349,32 @@ Json Snapkv::quality(const Case& c, const TensorMap& in, const TensorMap& out) c
         for (int64_t j = 0; j < n; ++j) {
           const double p = std::exp(logit[j] - m);
           l += p;
-          vals.get_row((first + j) * d, d, vr.data());
-          for (int64_t x = 0; x < d; ++x) o[x] += p * vr[x];
+          for (int64_t x = 0; x < d; ++x) o[x] += p * vals[j * d + x];
         }
         for (int64_t x = 0; x < d; ++x) o[x] /= l;
         return std::pair{m, l};
       };
-      const auto [m, l] = attend(k, v, bg * s.kv_len, s.kv_len, of.data());
-      // Recall: the full softmax's mass on the kept keys (logit still holds the full row).
-      std::fill(kept.begin(), kept.end(), 0);
-      const auto n_kept = static_cast<int64_t>(len.get(bg));
-      for (int64_t r = 0; r < n_kept; ++r) kept[static_cast<int64_t>(idx.get(bg * s.budget + r))] = 1;
-      double recall = 0;
-      for (int64_t j = 0; j < s.kv_len; ++j)
-        if (kept[j]) recall += std::exp(logit[j] - m) / l;
-      attend(kk, vk, bg * s.budget, n_kept, oc.data());
-      double* st = stats.data() + row * 5;
-      for (int64_t x = 0; x < d; ++x) {
-        st[0] += (oc[x] - of[x]) * (oc[x] - of[x]);
-        st[1] += of[x] * of[x];
-        st[2] += oc[x] * oc[x];
-        st[3] += oc[x] * of[x];
+      for (int64_t hh = 0; hh < G; ++hh) {
+        const int64_t h = g * G + hh;
+        const std::vector<double> queries = rows_f64(qf, (b * s.q_heads + h) * s.n_future, s.n_future, d);
+        for (int64_t t = 0; t < s.n_future; ++t) {
+          const int64_t row = (b * s.q_heads + h) * s.n_future + t;
+          const auto [m, l] = attend(queries.data() + t * d, k, v, T, of.data());
+          // Recall: the full softmax's mass on the kept keys (logit still holds the full row).
+          double recall = 0;
+          for (int64_t j = 0; j < T; ++j)
+            if (kept[j]) recall += std::exp(logit[j] - m) / l;
+          attend(queries.data() + t * d, kk, vk, n_kept, oc.data());
+          double* st = stats.data() + row * 5;
+          for (int64_t x = 0; x < d; ++x) {
+            st[0] += (oc[x] - of[x]) * (oc[x] - of[x]);
+            st[1] += of[x] * of[x];
+            st[2] += oc[x] * oc[x];
+            st[3] += oc[x] * of[x];
+          }
+          st[4] = recall;
+        }
       }
-      st[4] = recall;
     }
   });
   double err = 0, full = 0, comp = 0, dot = 0, recall = 0;
@@ -372,8 +388,8 @@ Json Snapkv::quality(const Case& c, const TensorMap& in, const TensorMap& out) c
   const double es = static_cast<double>(dtype_size(c.dtype));
   const double rows = static_cast<double>(s.batch * s.kv_heads), kept = static_cast<double>(s.kept());
   Json q = Json::object();
-  q["compression_ratio"] = static_cast<double>(s.kv_len) / kept;
-  q["kv_bytes_full"] = 2 * rows * static_cast<double>(s.kv_len * d) * es;
+  q["compression_ratio"] = static_cast<double>(T) / kept;
+  q["kv_bytes_full"] = 2 * rows * static_cast<double>(T * d) * es;
   q["kv_bytes_kept"] = 2 * rows * kept * static_cast<double>(d) * es;
   q["index_bytes"] = rows * kept * 4;
   q["future_queries"] = s.n_future;
