@@ -35,13 +35,14 @@ OutputCheck check_set(const OutputDecl& d, const HostTensor& ref, const HostTens
   const Shape row_shape(d.shape.begin(), d.shape.end() - 1);
 
   int64_t swaps = 0, cap = 0, in_band = 0, compared = 0;
-  double widest_band = 0;  // relative to s_k, for the record
+  double widest_band = 0, widest_abs = 0;  // relative to s_k, and absolute, for the record
   Json m = Json::object();
   const auto metrics = [&] {
     m["n_tie_swaps"] = swaps;
     m["max_tie_swaps"] = cap;
     m["n_in_band"] = in_band;
     m["widest_band_rel"] = widest_band;
+    m["widest_band_abs"] = widest_abs;
     m["compared_rows"] = compared;
     return m;
   };
@@ -71,6 +72,7 @@ OutputCheck check_set(const OutputDecl& d, const HostTensor& ref, const HostTens
     const bool any_candidate_kept = !std::isinf(s_k);
     const double width = any_candidate_kept ? kEpsF32 * (band.c_rel[r] * std::fabs(s_k) + band.c_abs * s_max) : 0.0;
     if (any_candidate_kept && s_k != 0) widest_band = std::max(widest_band, width / std::fabs(s_k));
+    widest_abs = std::max(widest_abs, width);
     const auto within = [&](int64_t j) { return any_candidate_kept && !std::isinf(s[j]) && std::fabs(s[j] - s_k) <= width; };
     int64_t band_kept = 0, band_dropped = 0, row_swaps = 0;
     for (int64_t j = 0; j < n; ++j) {

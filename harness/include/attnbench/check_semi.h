@@ -19,7 +19,7 @@
 namespace attnbench {
 
 // Derived in methodology.md: a race key log w − log(−log u) computed in fp32 with logs accurate
-// to 2 ulp, two keys per comparison; an acceptance test evaluated with up to two roundings.
+// to 2 ulp, two keys per comparison; an acceptance test evaluated with up to two roundings, times two.
 inline constexpr double kRaceBoundaryC = 144;
 inline constexpr double kAcceptBoundaryC = 2;
 
