@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "../runtime/cpu_backend.h"
+#include "attnbench/error.h"
 #include "attnbench/impl.h"
 #include "snapkv_kernel.h"
 
@@ -18,7 +19,15 @@ namespace {
 
 class CpuSnapkv final : public Impl {
  public:
-  Support supports(const Case&, const DeviceLimits&) const override { return Support::yes(); }
+  Support supports(const Case& c, const DeviceLimits& limits) const override {
+    // Each thread keeps the logits of the whole window: obs_window × kv_len floats.
+    const kvcomp::SnapkvShape s = kvcomp::snapkv_shape(c);
+    const uint64_t per_thread = snapkv::scratch_floats(s, (s.head_dim + 15) / 16 * 16) * sizeof(float);
+    if (limits.max_buffer_bytes && per_thread * std::max<uint32_t>(1, limits.compute_units) > limits.max_buffer_bytes)
+      return Support::no(cat("the window's logits need ", per_thread, " bytes per thread; the allocator allows ",
+                             limits.max_buffer_bytes, " in all"));
+    return Support::yes();
+  }
 
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     CpuBackend& cpu = as_cpu(backend);
