@@ -58,6 +58,49 @@ std::string scratch_dir(const std::string& name) {
 
 Case case_from_id(const std::string& id) { return parse_case_id(id); }
 
+TensorMap reference_as_outputs(const Case& c, const Reference& ref) {
+  TensorMap out;
+  for (const OutputDecl& d : c.method->outputs(c)) {
+    if (d.check_only) continue;
+    const HostTensor& r = ref.tensors.at(d.name);
+    HostTensor t(d.name, d.dtype, d.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, r.get(i));
+    out.emplace(d.name, std::move(t));
+  }
+  return out;
+}
+
+std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector<std::pair<std::string, std::string>>& options) {
+  const BackendEntry* e = registry().find_backend(name);
+  if (!e) {
+    std::fprintf(stderr, "skip: backend %s is not compiled in\n", name.c_str());
+    std::exit(77);
+  }
+  auto b = e->make();
+  for (const auto& [k, v] : options) b->set_option(k, v);
+  if (!b->probe().available) {
+    std::fprintf(stderr, "skip: backend %s is unavailable\n", name.c_str());
+    std::exit(77);
+  }
+  return b;
+}
+
+std::vector<std::string> cpu_rows_not_passing(const std::vector<std::string>& case_ids) {
+  std::vector<std::string> bad;
+  for (const char* isa : {"", "avx2"}) {
+    std::vector<std::pair<std::string, std::string>> opts;
+    if (*isa) opts.emplace_back("isa", isa);
+    auto backend = open_backend("cpu", opts);
+    for (const auto& id : case_ids) {
+      const auto rows = check_case(case_from_id(id), *backend);
+      if (rows.empty()) bad.push_back(id + " isa=" + (*isa ? isa : "best") + ": no impl ran");
+      for (const auto& r : rows)
+        if (r.status != "pass") bad.push_back(id + " isa=" + (*isa ? isa : "best") + ": " + r.status + " " + r.reason);
+    }
+  }
+  return bad;
+}
+
 std::vector<RowResult> check_case(const Case& c, Backend& backend) {
   const CaseData data = prepare_case_data(c);
   BackendState state{&backend, backend.probe(), std::nullopt};

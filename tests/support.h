@@ -32,6 +32,18 @@ std::string scratch_dir(const std::string& name);
 // A case from its id.
 Case case_from_id(const std::string& id);
 
+// The reference's declared outputs converted to their declared dtypes, as an impl would return
+// them (check-only tensors left out): the starting point of tests that perturb outputs.
+TensorMap reference_as_outputs(const Case& c, const Reference& ref);
+
+// A fresh backend with options set ("isa" -> "avx2"), or exit 77 when it is unavailable.
+std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector<std::pair<std::string, std::string>>& options);
+
+// Checks every case on the CPU backend twice, with its best ISA and with cpu.isa=avx2 (the
+// x86-64-v3 baseline); returns "<case id> isa=<isa>: <status> <reason>" for every row that did not
+// pass (empty: all passed).
+std::vector<std::string> cpu_rows_not_passing(const std::vector<std::string>& case_ids);
+
 // Checks (no timing) every impl of the case's method on `backend`; one row per variant.
 std::vector<RowResult> check_case(const Case& c, Backend& backend);
 

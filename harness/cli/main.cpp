@@ -1,4 +1,4 @@
-// attnbench: the command-line entry point. Verbs: list, run, check, env.
+// attnbench: the command-line entry point. Verbs: list, run, check, compare, merge, env, dump.
 #include <unistd.h>
 
 #include <cstdio>
@@ -30,6 +30,7 @@ verbs:
   compare A B      per row: change in median time, Mann-Whitney U test, verdict; geometric mean
   merge A B ...    join shard results into one file
   env              backends compiled in and available, devices, limits, options
+  dump CASE_ID     inputs, reference and each backend's outputs as .safetensors
 
   attnbench <verb> --help   for the verb's options
 
@@ -146,7 +147,8 @@ int main_impl(int argc, char** argv) {
     if (verb == "compare") return verb_compare(rest);
     if (verb == "merge") return verb_merge(rest);
     if (verb == "worker") return worker_main(rest);  // hidden: started by run/check
-    throw InputError(cat("unknown verb \"", verb, "\"; verbs: list, run, check, compare, merge, env"));
+    if (verb == "dump") return verb_dump(rest);
+    throw InputError(cat("unknown verb \"", verb, "\"; verbs: list, run, check, compare, merge, env, dump"));
   } catch (const InputError& e) {
     std::fprintf(stderr, "attnbench: %s\n", e.what());
     return 2;

@@ -1,4 +1,5 @@
-// The verbs other than run/check: list, env, compare, merge.
+// The verbs other than run and check: list, env (verbs.cpp), compare, merge (compare_verbs.cpp) and dump
+// (verb_dump.cpp).
 #pragma once
 
 #include <string>
@@ -10,5 +11,6 @@ int verb_list(const std::vector<std::string>& argv);
 int verb_env(const std::vector<std::string>& argv);
 int verb_compare(const std::vector<std::string>& argv);
 int verb_merge(const std::vector<std::string>& argv);
+int verb_dump(const std::vector<std::string>& argv);
 
 }  // namespace attnbench::cli

@@ -45,8 +45,6 @@ bool is_poison(const HostTensor& t, int64_t i) {
   }
 }
 
-namespace {
-
 std::string index_str(const Shape& shape, int64_t flat) {
   Shape idx(shape.size());
   for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
@@ -56,11 +54,13 @@ std::string index_str(const Shape& shape, int64_t flat) {
   return shape_str(idx);
 }
 
-std::string num(double v) {
+std::string short_num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
+
+namespace {
 
 OutputCheck failed(const OutputDecl& d, std::string msg) {
   OutputCheck o{d.name, d.cls, false, std::move(msg), Json::object()};
@@ -102,7 +102,7 @@ OutputCheck check_layout(const OutputDecl& d, const TensorMap& got) {
       const double len = lengths->get(i);
       if (is_poison(*lengths, i) || len < 0 || len > cap)
         return failed(d, cat("length ", d.length, index_str(lengths->shape(), i), " = ",
-                             is_poison(*lengths, i) ? std::string("unwritten") : num(len), " is outside [0, ", cap, "]"));
+                             is_poison(*lengths, i) ? std::string("unwritten") : short_num(len), " is outside [0, ", cap, "]"));
     }
   }
   const Extent extent(d, lengths);
@@ -116,8 +116,8 @@ OutputCheck check_layout(const OutputDecl& d, const TensorMap& got) {
     } else if (d.pad) {
       const double v = t.get(i);
       const bool ok = std::isnan(*d.pad) ? std::isnan(v) : v == *d.pad;
-      if (!ok) return failed(d, cat("pad at ", index_str(t.shape(), i), " is ", is_poison(t, i) ? "unwritten" : num(v),
-                                    ", expected ", num(*d.pad)));
+      if (!ok) return failed(d, cat("pad at ", index_str(t.shape(), i), " is ", is_poison(t, i) ? "unwritten" : short_num(v),
+                                    ", expected ", short_num(*d.pad)));
     }
   }
   if (d.order == Order::ascending && lengths) {
@@ -171,7 +171,7 @@ OutputCheck check_tol(const OutputDecl& d, const HostTensor& ref, const HostTens
     }
     if (std::isinf(a) || std::isinf(b)) {
       if (a != b && inf_mismatch.empty())
-        inf_mismatch = cat("infinity mismatch at ", index_str(d.shape, i), ": ", num(b), " vs reference ", num(a));
+        inf_mismatch = cat("infinity mismatch at ", index_str(d.shape, i), ": ", short_num(b), " vs reference ", short_num(a));
       return;
     }
     const double e = std::fabs(a - b);
@@ -202,8 +202,8 @@ OutputCheck check_tol(const OutputDecl& d, const HostTensor& ref, const HostTens
     o.message = inf_mismatch;
   } else if (!(max_abs <= gate)) {
     o.pass = false;
-    o.message = cat("max_abs ", num(max_abs), " > gate ", num(gate), " (2×baseline ", num(baseline_err), " + floor ",
-                    num(floor), ") at ", index_str(d.shape, worst));
+    o.message = cat("max_abs ", short_num(max_abs), " > gate ", short_num(gate), " (2×baseline ", short_num(baseline_err), " + floor ",
+                    short_num(floor), ") at ", index_str(d.shape, worst));
   }
   return o;
 }
@@ -221,8 +221,8 @@ OutputCheck check_exact(const OutputDecl& d, const HostTensor& ref, const HostTe
   OutputCheck o{d.name, d.cls, mismatches == 0, "", Json::object()};
   o.metrics["mismatches"] = mismatches;
   if (mismatches)
-    o.message = cat(mismatches, " mismatches; first at ", index_str(d.shape, first), ": ", num(got.get(first)),
-                    " vs reference ", num(ref.get(first)));
+    o.message = cat(mismatches, " mismatches; first at ", index_str(d.shape, first), ": ", short_num(got.get(first)),
+                    " vs reference ", short_num(ref.get(first)));
   return o;
 }
 

@@ -153,6 +153,8 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
     const TensorMap got = download_outputs(be, data.outputs, io);
     const std::string output_hash = hash_tensors(got);
     rec["hashes"]["outputs"] = output_hash;
+    if (opt.keep_outputs)
+      for (const auto& [name, t] : got) row.outputs.emplace(name, t.clone());
 
     // Checks: guards, then layout of every output, then the method's comparison.
     CheckReport report;

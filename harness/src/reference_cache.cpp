@@ -87,13 +87,14 @@ void ReferenceCache::store(const Case& c, const std::string& input_hash, const R
 bool ReferenceCache::load(const Case& c, const std::string& input_hash, Reference& out) const {
   const std::string path = path_for(c, input_hash);
   if (!fs::exists(path)) return false;
-  std::map<std::string, std::string> meta;
-  TensorMap tensors;
+  SafetensorsFile file;
   try {
-    tensors = read_safetensors(path, &meta);
+    file = read_safetensors(path);
   } catch (const InputError&) {
     return false;  // a damaged entry is rebuilt
   }
+  TensorMap& tensors = file.tensors;
+  SafetensorsMetadata& meta = file.metadata;
   if (meta["case_id"] != c.id() || meta["input_hash"] != input_hash ||
       meta["spec_version"] != std::to_string(c.method->info().spec_version))
     return false;

@@ -401,7 +401,7 @@ int run_suite(RunRequest req) {
     throw InputError("--resume needs the results file (--out) whose journal to continue");
 
   std::vector<RowResult> rows;
-  if (journal) rows = journal->previous_rows();
+  if (journal) rows = journal->take_previous_rows();
   std::map<std::string, const PlannedRun*> by_id;
   for (const auto& r : plan.runs) by_id[r.pc.c.id()] = &r;
   Progress progress(plan.runs.size() * lanes.size(), req.quiet);

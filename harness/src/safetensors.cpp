@@ -1,98 +1,112 @@
 #include "attnbench/safetensors.h"
 
+#include <bit>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "attnbench/error.h"
 #include "attnbench/json.h"
 
 namespace attnbench {
 
+static_assert(std::endian::native == std::endian::little, "safetensors bytes are little-endian; so is every host here");
+
 namespace {
 
-const char* st_name(DType t) {
-  switch (t) {
-    case DType::f64: return "F64";
-    case DType::f32: return "F32";
-    case DType::f16: return "F16";
-    case DType::bf16: return "BF16";
-    case DType::i32: return "I32";
-    case DType::i8: return "I8";
-    case DType::u8: return "U8";
-  }
-  return "?";
-}
+constexpr std::pair<DType, const char*> kNames[] = {
+    {DType::f64, "F64"}, {DType::f32, "F32"}, {DType::f16, "F16"}, {DType::bf16, "BF16"},
+    {DType::i32, "I32"}, {DType::i8, "I8"},   {DType::u8, "U8"},
+};
 
-DType st_dtype(const std::string& s, const std::string& path) {
-  for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i32, DType::i8, DType::u8})
-    if (s == st_name(t)) return t;
-  throw InputError(cat(path, ": unsupported safetensors dtype ", s));
-}
+// Headers beyond this are not ours (the format's own limit is 100 MB).
+constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 
 }  // namespace
 
-void write_safetensors(const std::string& path, const TensorMap& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+std::string safetensors_dtype(DType t) {
+  for (const auto& [d, name] : kNames)
+    if (d == t) return name;
+  ATTNBENCH_ASSERT(false, "no safetensors name for dtype ", dtype_name(t));
+  return {};
+}
+
+DType parse_safetensors_dtype(const std::string& name) {
+  std::string known;
+  for (const auto& [d, n] : kNames) {
+    if (name == n) return d;
+    known += (known.empty() ? "" : ", ") + std::string(n);
+  }
+  throw InputError(cat("safetensors dtype \"", name, "\" is not supported; supported: ", known));
+}
+
+void write_safetensors(const std::string& path, const TensorMap& tensors, const SafetensorsMetadata& metadata) {
   Json header = Json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
-  size_t offset = 0;
+  if (!metadata.empty()) {
+    Json meta = Json::object();
+    for (const auto& [k, v] : metadata) meta[k] = v;
+    header["__metadata__"] = meta;
+  }
+  uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
-    header[name] = {{"dtype", st_name(t.dtype())}, {"shape", t.shape()}, {"data_offsets", {offset, offset + t.bytes()}}};
+    header[name] = {{"dtype", safetensors_dtype(t.dtype())}, {"shape", t.shape()}, {"data_offsets", {offset, offset + t.bytes()}}};
     offset += t.bytes();
   }
   std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(cat(path, ": cannot write"));
-    const uint64_t n = text.size();
-    unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
-    f.write(reinterpret_cast<const char*>(len), 8);
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    for (const auto& [name, t] : tensors) f.write(reinterpret_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.bytes()));
-    if (!f) throw InputError(cat(path, ": write failed"));
-  }
-  std::filesystem::rename(tmp, path);
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(cat("cannot write ", path));
+  unsigned char len[8];
+  const uint64_t n = text.size();
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
+  out.write(reinterpret_cast<const char*>(len), 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (const auto& [name, t] : tensors) out.write(reinterpret_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.bytes()));
+  if (!out) throw InputError(cat("writing ", path, " failed"));
 }
 
-TensorMap read_safetensors(const std::string& path, std::map<std::string, std::string>* metadata) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(cat(path, ": cannot open"));
-  const auto bad = [&](const std::string& why) { return InputError(cat(path, ": not a valid safetensors file: ", why)); };
+SafetensorsFile read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(cat("cannot read ", path));
+  const auto bad = [&](const std::string& why) { return InputError(cat(path, ": not a safetensors file: ", why)); };
   unsigned char len[8];
-  if (!f.read(reinterpret_cast<char*>(len), 8)) throw bad("too short");
+  if (!in.read(reinterpret_cast<char*>(len), 8)) throw bad("shorter than 8 bytes");
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(len[i]) << (8 * i);
-  const uint64_t file_size = std::filesystem::file_size(path);
-  if (n > file_size - 8) throw bad("header length beyond the end of the file");
+  if (n > kMaxHeaderBytes) throw bad(cat("header length ", n, " is implausible"));
   std::string text(n, '\0');
-  f.read(text.data(), static_cast<std::streamsize>(n));
+  if (!in.read(text.data(), static_cast<std::streamsize>(n))) throw bad("header truncated");
+  const std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Json header;
   try {
     header = Json::parse(text);
   } catch (const std::exception& e) {
-    throw bad(e.what());
+    throw bad(cat("header is not JSON: ", e.what()));
   }
-  const uint64_t data_start = 8 + n;
-  TensorMap out;
-  for (const auto& [name, info] : header.items()) {
+  if (!header.is_object()) throw bad("header is not a JSON object");
+  SafetensorsFile f;
+  for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
-      if (metadata)
-        for (const auto& [k, v] : info.items()) (*metadata)[k] = v.get<std::string>();
+      for (const auto& [k, v] : entry.items()) {
+        if (!v.is_string()) throw bad(cat("metadata \"", k, "\" is not a string"));
+        f.metadata[k] = v.get<std::string>();
+      }
       continue;
     }
-    HostTensor t(name, st_dtype(info.at("dtype").get<std::string>(), path), info.at("shape").get<Shape>());
-    const uint64_t begin = info.at("data_offsets")[0], end = info.at("data_offsets")[1];
-    if (end - begin != t.bytes() || data_start + end > file_size) throw bad(cat("tensor ", name, " has inconsistent offsets"));
-    f.seekg(static_cast<std::streamoff>(data_start + begin));
-    if (t.bytes() && !f.read(reinterpret_cast<char*>(t.raw()), static_cast<std::streamsize>(t.bytes())))
-      throw bad(cat("tensor ", name, " is truncated"));
-    out.emplace(name, std::move(t));
+    try {
+      const DType t = parse_safetensors_dtype(entry.at("dtype").get<std::string>());
+      const Shape shape = entry.at("shape").get<Shape>();
+      const auto off = entry.at("data_offsets").get<std::vector<uint64_t>>();
+      HostTensor tensor(name, t, shape);
+      if (off.size() != 2 || off[1] < off[0] || off[1] > data.size() || off[1] - off[0] != tensor.bytes())
+        throw bad(cat("tensor ", name, ": data_offsets do not match its shape and the file"));
+      std::memcpy(tensor.raw(), data.data() + off[0], tensor.bytes());
+      f.tensors.emplace(name, std::move(tensor));
+    } catch (const Json::exception& e) {
+      throw bad(cat("tensor ", name, ": ", e.what()));
+    }
   }
-  return out;
+  return f;
 }
 
 }  // namespace attnbench

@@ -242,7 +242,7 @@ int worker_main(const std::vector<std::string>& args) {
         const CaseJob job = job_from_json(msg);
         run_case_job(job, state, cache,
                      {[&](const std::string& v) { channel.send({{"start", v}}); },
-                      [&](const RowResult& r) { channel.send({{"row", row_to_json(r)}}); }});
+                      [&](RowResult r) { channel.send({{"row", row_to_json(r)}}); }});
         channel.send({{"done", true}});
       }
     }

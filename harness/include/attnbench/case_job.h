@@ -20,7 +20,7 @@ struct CaseJob {
 
 struct JobCallbacks {
   std::function<void(const std::string& variant)> on_start;  // before a variant runs
-  std::function<void(const RowResult& row)> on_row;           // after it (or the unsupported row)
+  std::function<void(RowResult row)> on_row;                  // after it (or the unsupported row)
 };
 
 // Inputs regenerated from the seed; the reference read from the cache, or computed (and stored)

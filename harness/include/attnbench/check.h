@@ -19,6 +19,11 @@
 
 namespace attnbench {
 
+// For one-line failure messages: the multi-index of a flat index ("[0,17,0,93]"), and a number in
+// three significant digits.
+std::string index_str(const Shape& shape, int64_t flat);
+std::string short_num(double v);
+
 // Poison written into every output before the checked run: a value no output may hold.
 inline constexpr uint32_t kPoisonInt = 0xA5A5A5A5u;
 void poison(HostTensor& t);  // NaN for floats, 0xA5.. for integers

@@ -42,6 +42,7 @@ struct BackendState {
 struct ExecuteOptions {
   bool timing = true;
   TimingOptions timing_opts;
+  bool keep_outputs = false;  // keep the checked run's outputs in RowResult::outputs (dump)
 };
 
 // The outcome of one row: the attnbench object of DESIGN.md §7 and, when timed, the samples.
@@ -51,6 +52,7 @@ struct RowResult {
   std::string reason;   // one line for anything but pass
   Json record = Json::object();
   std::optional<TimingResult> timing;
+  TensorMap outputs;    // the checked run's outputs, with ExecuteOptions::keep_outputs
 };
 
 RowResult execute_case(const CaseData& data, BackendState& be, const ImplEntry& impl, const ExecuteOptions& opt);

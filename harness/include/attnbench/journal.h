@@ -23,7 +23,7 @@ class Journal {
   Journal& operator=(const Journal&) = delete;
 
   const std::string& path() const { return path_; }
-  const std::vector<RowResult>& previous_rows() const { return previous_; }
+  std::vector<RowResult> take_previous_rows() { return std::move(previous_); }
   bool case_done(const std::string& case_id, const std::string& backend) const;
   std::vector<std::string> variants_done(const std::string& case_id, const std::string& backend) const;
 

@@ -64,7 +64,8 @@ CpuBackend::CpuBackend()
 CpuBackend::~CpuBackend() = default;
 
 std::vector<BackendOption> CpuBackend::options() const {
-  return {{"threads", "", "worker threads of the CPU backend (default: every hardware thread)"}};
+  return {{"threads", "", "worker threads of the CPU backend (default: every hardware thread)"},
+          {"isa", "", "avx2 forces the x86-64-v3 baseline kernels (default: the best the CPU has)"}};
 }
 
 ThreadPool& CpuBackend::pool() {
@@ -98,6 +99,11 @@ Probe CpuBackend::probe() {
   if (probe_) return *probe_;
   Probe p;
   p.available = true;
+  if (const std::string isa = option("isa"); !isa.empty()) {
+    if (isa != "avx2" && isa != "avx512") throw InputError(cat("cpu: isa=", isa, " is not one of avx2, avx512"));
+    if (isa == "avx512" && best_isa() != Isa::avx512) throw InputError("cpu: isa=avx512, but this CPU lacks AVX-512 F/BW/VL/DQ");
+    isa_ = isa == "avx2" ? Isa::avx2 : Isa::avx512;
+  }
   const unsigned threads = pool().size();
   p.device.name = cat(cpu_model(), " (", threads, " threads)");
   p.device.details["model"] = cpu_model();

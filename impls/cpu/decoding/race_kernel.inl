@@ -1,0 +1,74 @@
+// The race kernel body, included once per ISA by race_kernel_<isa>.cpp with RACE_SIMD (the float
+// vector struct), RACE_MATH (log and Philox) and RACE_NS (a namespace of its own) defined.
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace attnbench::cpu::spec::RACE_NS {
+
+using S = RACE_SIMD;
+using M = RACE_MATH;
+using V = S::V;
+constexpr int W = S::W;
+
+// key = log w − log(−log u) for W lanes; lanes with w = 0 get −inf.
+inline V keys(V w, V u) {
+  const V inner = M::log(u);
+  return S::sub(M::log(w), M::log(S::sub(S::zero(), inner)));
+}
+
+RaceBest race(const float* p, const float* q, int64_t x0, int64_t x1, const PhiloxSite& site, uint64_t first_element,
+              uint32_t* scratch) {
+  // Uniforms of elements first_element + x for x in [x0, x1): whole Philox blocks, W at a time.
+  const uint64_t n0 = first_element + static_cast<uint64_t>(x0);
+  const int64_t skip = static_cast<int64_t>(n0 & 3), count = x1 - x0;
+  const int64_t blocks = (skip + count + 3) / 4;
+  for (int64_t b = 0; b < blocks; b += W)
+    M::philox_blocks(site.k0, site.k1, site.stream, site.domain, (n0 >> 2) + static_cast<uint64_t>(b), scratch + 4 * b);
+  const uint32_t* words = scratch + skip;
+
+  V best_key = S::set1(-INFINITY), best_index = S::set1(-1.0f);  // indices < 2^24: exact in fp32
+  const V lanes = M::iota();
+  int32_t first_positive = -1;
+  alignas(64) float wbuf[W], pt[W], qt[W];
+  alignas(64) uint32_t ut[W];
+  for (int64_t x = x0; x < x1; x += W) {
+    const int64_t n = std::min<int64_t>(W, x1 - x);
+    V w, u;
+    if (n == W) {
+      w = q ? S::max(S::sub(S::load(p + x), S::load(q + x)), S::zero()) : S::load(p + x);
+      u = M::uniforms(words + (x - x0));
+    } else {  // the tail, zero-padded: padded lanes have w = 0, key −inf, and never win
+      std::fill(pt, pt + W, 0.0f);
+      std::fill(qt, qt + W, 0.0f);
+      std::fill(ut, ut + W, 0u);
+      std::copy_n(p + x, n, pt);
+      if (q) std::copy_n(q + x, n, qt);
+      std::copy_n(words + (x - x0), n, ut);
+      w = q ? S::max(S::sub(S::load(pt), S::load(qt)), S::zero()) : S::load(pt);
+      u = M::uniforms(ut);
+    }
+    if (first_positive < 0) {
+      S::store(wbuf, w);
+      for (int i = 0; i < n && first_positive < 0; ++i)
+        if (wbuf[i] > 0) first_positive = static_cast<int32_t>(x + i);
+    }
+    // Each lane keeps its first (smallest-index) best: only a strictly greater key replaces it.
+    M::keep_greater(keys(w, u), S::add(S::set1(static_cast<float>(x)), lanes), best_key, best_index);
+  }
+  alignas(64) float bk[W], bi[W];
+  S::store(bk, best_key);
+  S::store(bi, best_index);
+  RaceBest r{-INFINITY, -1, first_positive};
+  for (int i = 0; i < W; ++i) {
+    const auto idx = static_cast<int32_t>(bi[i]);
+    if (idx >= 0 && (bk[i] > r.key || (bk[i] == r.key && idx < r.index))) {
+      r.key = bk[i];
+      r.index = idx;
+    }
+  }
+  return r;
+}
+
+}  // namespace attnbench::cpu::spec::RACE_NS

@@ -1,0 +1,124 @@
+// The SnapKV kernel body, included once per ISA by snapkv_kernel_<isa>.cpp with SNAP_SIMD (the
+// vector struct) and SNAP_NS (a namespace of its own) defined. See snapkv_kernel.h.
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnbench::cpu::snapkv::SNAP_NS {
+
+using S = SNAP_SIMD;
+using V = S::V;
+constexpr int W = S::W;
+constexpr int BK = 2 * W;  // keys per block: two vectors
+constexpr int RB = 4;      // window queries per register block
+
+void window_scores(const Problem& pb, int64_t b, int64_t h, float* scratch) {
+  const kvcomp::SnapkvShape& s = pb.s;
+  const int64_t d = s.head_dim, dp = pb.dp, w = s.obs_window, T = s.kv_len, P = s.prefix();
+  const int64_t g = h / s.group();
+  const int64_t padded = (T + BK - 1) / BK * BK;
+  const size_t es = dtype_size(pb.dtype);
+  float* qs = scratch;                // [w][dp]   s·q in fp32
+  float* krow = qs + w * dp;          // [BK][dp]  one K block in fp32
+  float* kt = krow + BK * dp;         // [dp][BK]  the block transposed
+  float* logits = kt + dp * BK;       // [w][padded]
+  const auto* q = static_cast<const char*>(pb.q) + ((b * s.q_heads + h) * w) * d * es;
+  const auto* k = static_cast<const char*>(pb.k) + ((b * s.kv_heads + g) * T) * d * es;
+  const V scale = S::set1(pb.scale);
+  for (int64_t i = 0; i < w; ++i) {
+    row_to_f32<S>(q + i * d * es, pb.dtype, d, dp, qs + i * dp);
+    for (int64_t x = 0; x < dp; x += W) S::store(qs + i * dp + x, S::mul(S::load(qs + i * dp + x), scale));
+  }
+  for (int64_t j0 = 0; j0 < T; j0 += BK) {
+    const int64_t n = std::min<int64_t>(BK, T - j0);
+    for (int64_t jj = 0; jj < BK; ++jj) {
+      if (jj < n) row_to_f32<S>(k + (j0 + jj) * d * es, pb.dtype, d, dp, krow + jj * dp);
+      else std::fill(krow + jj * dp, krow + (jj + 1) * dp, 0.0f);
+    }
+    for (int64_t x = 0; x < d; ++x)
+      for (int64_t jj = 0; jj < BK; ++jj) kt[x * BK + jj] = krow[jj * dp + x];
+    // Rows whose visible keys end before this block skip it (those logits are masked below).
+    const int64_t first_row = std::max<int64_t>(0, j0 - (T - w));
+    for (int64_t i0 = first_row; i0 < w; i0 += RB) {
+      const int64_t rows = std::min<int64_t>(RB, w - i0);
+      V acc[RB][2];
+      for (int r = 0; r < RB; ++r) acc[r][0] = acc[r][1] = S::zero();
+      for (int64_t x = 0; x < d; ++x) {
+        const V k0 = S::load(kt + x * BK), k1 = S::load(kt + x * BK + W);
+        for (int r = 0; r < RB; ++r) {
+          if (r >= rows) break;
+          const V qx = S::set1(qs[(i0 + r) * dp + x]);
+          acc[r][0] = S::fma(qx, k0, acc[r][0]);
+          acc[r][1] = S::fma(qx, k1, acc[r][1]);
+        }
+      }
+      for (int r = 0; r < rows; ++r) {
+        S::store(logits + (i0 + r) * padded + j0, acc[r][0]);
+        S::store(logits + (i0 + r) * padded + j0 + W, acc[r][1]);
+      }
+    }
+  }
+  float* a = pb.a + (b * s.q_heads + h) * P;
+  std::fill(a, a + P, 0.0f);
+  for (int64_t i = 0; i < w; ++i) {
+    float* row = logits + i * padded;
+    const int64_t end = s.visible_end(i);
+    const int64_t end_v = (end + W - 1) / W * W;
+    std::fill(row + end, row + end_v, -INFINITY);  // masked keys: exp gives 0
+    V m = S::set1(-INFINITY);
+    for (int64_t j = 0; j < end_v; j += W) m = S::max(m, S::load(row + j));
+    const V mx = S::set1(S::hmax(m));
+    V l = S::zero();
+    for (int64_t j = 0; j < end_v; j += W) {
+      const V e = S::exp(S::sub(S::load(row + j), mx));
+      S::store(row + j, e);
+      l = S::add(l, e);
+    }
+    const V inv = S::set1(1.0f / S::hsum(l));
+    int64_t j = 0;
+    for (; j + W <= P; j += W) S::store(a + j, S::fma(S::load(row + j), inv, S::load(a + j)));
+    const float inv_s = 1.0f / S::hsum(l);
+    for (; j < P; ++j) a[j] += row[j] * inv_s;
+  }
+  const V inv_w = S::set1(1.0f / static_cast<float>(w));
+  int64_t j = 0;
+  for (; j + W <= P; j += W) S::store(a + j, S::mul(S::load(a + j), inv_w));
+  for (; j < P; ++j) a[j] *= 1.0f / static_cast<float>(w);
+}
+
+void pool_group(const Problem& pb, int64_t b, int64_t g, float* scratch, float* score) {
+  const kvcomp::SnapkvShape& s = pb.s;
+  const int64_t P = s.prefix(), G = s.group(), r = (s.pool_kernel - 1) / 2;
+  const bool is_max = s.pool == kvcomp::Pool::max;
+  // Padded copy of a head's scores: out-of-range elements are −inf (max) or 0 (avg), so shifted
+  // vector loads cover every window; avg divides by the in-range count.
+  float* padded = scratch;  // [r + P + r + W]
+  float* count = padded + (P + 2 * r + W);
+  const float pad = is_max ? -INFINITY : 0.0f;
+  for (int64_t j = 0; j < P; ++j)
+    count[j] = static_cast<float>(std::min(P - 1, j + r) - std::max<int64_t>(0, j - r) + 1);
+  std::fill(score, score + P, 0.0f);
+  std::fill(padded, padded + r, pad);
+  std::fill(padded + r + P, padded + P + 2 * r + W, pad);
+  for (int64_t hh = 0; hh < G; ++hh) {
+    const float* a = pb.a + (b * s.q_heads + g * G + hh) * P;
+    std::copy_n(a, P, padded + r);
+    int64_t j = 0;
+    for (; j + W <= P; j += W) {
+      V acc = S::load(padded + j);
+      for (int64_t o = 1; o <= 2 * r; ++o) acc = is_max ? S::max(acc, S::load(padded + j + o)) : S::add(acc, S::load(padded + j + o));
+      if (!is_max) acc = S::div(acc, S::load(count + j));
+      S::store(score + j, S::add(S::load(score + j), acc));
+    }
+    for (; j < P; ++j) {
+      float acc = padded[j];
+      for (int64_t o = 1; o <= 2 * r; ++o) acc = is_max ? std::max(acc, padded[j + o]) : acc + padded[j + o];
+      if (!is_max) acc /= count[j];
+      score[j] += acc;
+    }
+  }
+  const float inv_g = 1.0f / static_cast<float>(G);
+  for (int64_t j = 0; j < P; ++j) score[j] *= inv_g;
+}
+
+}  // namespace attnbench::cpu::snapkv::SNAP_NS

@@ -1,0 +1,375 @@
+// speculative_sampling — chain verification of K draft tokens by modified rejection sampling.
+// Catalog: C-SPECSAMP (METHODS.md). Papers: Chen et al. 2023, Accelerating Large Language Model
+// Decoding with Speculative Sampling; Leviathan et al. 2023. Interface after FlashInfer's
+// chain_speculative_sampling.
+//
+// Semantics (spec_version 1). Row r (R = batch rows, or `draws` rows in distribution mode) reads
+// probability row pr = r (distribution mode: pr = 0 for every row, p and q broadcast):
+//   for i = 0 .. K−1, x_i = draft_token_ids[r, i], u_i = U("spec.accept", r·K + i):
+//     accept iff u_i·q_i(x_i) < p_i(x_i)   (u_i < p/q; q = 0 accepts iff p > 0), else stop at i
+//   the first rejection at i emits a token from max(0, p_i − q_i) by the exponential race; when all
+//   K are accepted, position K emits a bonus token from p_K (target_probs[pr, K]).
+//   Exponential race at position t with weights w over the vocabulary: token = argmax_x
+//   (log w_x − log(−log u_x)), u_x = U("spec.race", (r·(K+1) + t)·V + x), no normalisation; ties
+//   (and a race where every key is −inf) go to the smallest index with w_x > 0. A residual that is
+//   all zero (p_i ≤ q_i everywhere; fp32 subtraction is exact about zero) races over p_i instead,
+//   with the same uniforms.
+//   U(site, n) = PhiloxStream(seed, site, kDomainDraws).uniform_f32(n) = (w_n >> 8)·2^-24 (rng.h).
+//
+// Inputs (f32 unless said): draft_probs [P, K, V], target_probs [P, K+1, V] (P = batch, or 1 in
+// distribution mode), from G-DIST (gdist.h): p_t at slot pr·(K+1) + t with shape `dist`, q_t next to
+// it by relation `draft`; draft_token_ids [R, K] i32, x_{r,i} drawn from q̄_i by inverse CDF (token
+// order ascending, fp64 cumulative sum of the f32 values) with the fp64 input uniform
+// n = r·K + i of stream "draft_token_ids".
+//
+// Outputs:
+//   tokens                  [R, K+1] i32  SEMI (STAT in distribution mode), length `emitted`, pad −1
+//   emitted                 [R]      i32  SEMI  tokens written: accepted drafts + 1
+//   accepted_token_num      [R]      i32  SEMI  FlashInfer's: drafts i with u_i·q < p counted over
+//                                                all K positions, ignoring the stop
+//   emitted_draft_token_num [R]      i32  SEMI  FlashInfer's: draft tokens emitted (no bonus); the
+//                                                accepted length
+// Check-only (reference): accept_margin [R, K] f64 = (u − p/q)/max(1, p/q); accept_each [R, K] i32;
+// race_token [R, K+1] i32 and race_gap [R, K+1] f64 = (k1 − k2)/max(1, |k1|, |k2|) of the race at
+// every position as if the row stopped there. Boundary events (check_semi.h): |accept_margin| ≤
+// 2ε, race_gap ≤ 144ε (ε = 2^-23).
+#include <algorithm>
+#include <cmath>
+
+#include "attnbench/check.h"
+#include "attnbench/check_semi.h"
+#include "attnbench/check_stat.h"
+#include "attnbench/error.h"
+#include "attnbench/method.h"
+#include "attnbench/rng.h"
+#include "attnbench/thread_pool.h"
+#include "gdist.h"
+#include "speculative_sampling_common.h"
+#include "speculative_sampling_stat.h"
+
+namespace attnbench::decoding {
+
+SpecShape spec_shape(const Case& c) {
+  const int64_t draws = c.i64("draws");
+  return {draws > 0 ? draws : c.i64("batch"), draws > 0 ? 1 : c.i64("batch"), c.i64("draft_len"), c.i64("vocab"),
+          draws > 0};
+}
+
+namespace {
+
+constexpr int kSpecVersion = 1;
+constexpr int64_t kMaxDistributionVocab = 1024;
+
+// The exponential race of the spec in fp64: the winner, and the normalised gap of the top two keys.
+struct Race {
+  int64_t token = 0;
+  double gap = 0;
+};
+
+Race race(const PhiloxStream& draws, uint64_t first, const std::vector<double>& w, std::vector<uint32_t>& words) {
+  const auto V = static_cast<int64_t>(w.size());
+  words.resize(V);
+  draws.words(first, V, words.data());
+  double k1 = -INFINITY, k2 = -INFINITY;
+  int64_t best = -1;
+  for (int64_t x = 0; x < V; ++x) {
+    if (w[x] <= 0) continue;
+    const double u = static_cast<double>(static_cast<float>(words[x] >> 8) * 0x1p-24f);
+    const double key = std::log(w[x]) - std::log(-std::log(u));
+    if (best < 0) best = x;  // the smallest index with w > 0 wins a race of −inf keys
+    if (key > k1) {
+      k2 = k1;
+      k1 = key;
+      best = x;
+    } else if (key > k2) {
+      k2 = key;
+    }
+  }
+  return {std::max<int64_t>(best, 0), race_margin(k1, k2)};
+}
+
+class SpeculativeSampling final : public Method {
+ public:
+  SpeculativeSampling() {
+    info_ = {.name = "speculative_sampling",
+             .family = "decoding",
+             .summary = "chain verification of K draft tokens by modified rejection sampling",
+             .catalog_id = "C-SPECSAMP",
+             .paper = "Chen et al. 2023, Accelerating Large Language Model Decoding with Speculative Sampling",
+             .spec_version = kSpecVersion,
+             .phases = {},
+             .dtypes = {DType::f32}};
+    schema_.add({"batch", ParamType::Int, Value(int64_t{4}), {}, 1.0, 65536.0, {}, "sequences verified at once"});
+    schema_.add({"draft_len", ParamType::Int, Value(int64_t{4}), {}, 1.0, 64.0, {}, "K: draft tokens per sequence"});
+    schema_.add({"vocab", ParamType::Int, Value(int64_t{32000}), {}, 2.0, 1048576.0, {}, "V: vocabulary size"});
+    schema_.add({"draws", ParamType::Int, Value(int64_t{0}), {}, 0.0, 1e7, {},
+                 "distribution mode: this many rows share one (p, q) chain and the tokens are tested (0: off)"});
+    schema_.add({"dist", ParamType::String, Value(std::string("zipf")), {}, {}, {},
+                 {"zipf", "peaked", "flat", "bimodal", "ties"}, "shape of the target distributions (G-DIST)"});
+    schema_.add({"draft", ParamType::String, Value(std::string("perturbed")), {}, {}, {},
+                 {"perturbed", "independent", "equal", "disjoint"}, "how the draft distribution q relates to p"});
+    schema_.rule("draws > 0 needs batch = 1", [](const Params& p, const std::string&) -> std::string {
+      if (p.i64("draws") == 0 || p.i64("batch") == 1) return {};
+      return cat("batch=", p.i64("batch"), " with draws=", p.i64("draws"), "; distribution mode broadcasts one chain to every row");
+    });
+    schema_.rule(cat("draws > 0 needs vocab <= ", kMaxDistributionVocab), [](const Params& p, const std::string&) -> std::string {
+      if (p.i64("draws") == 0 || p.i64("vocab") <= kMaxDistributionVocab) return {};
+      return cat("vocab=", p.i64("vocab"), " is too large for a distribution test (at most ", kMaxDistributionVocab, ")");
+    });
+  }
+
+  const MethodInfo& info() const override { return info_; }
+  const ParamSchema& schema() const override { return schema_; }
+
+  std::vector<OutputDecl> outputs(const Case& c) const override {
+    const SpecShape s = spec_shape(c);
+    const int64_t R = s.rows, K = s.draft_len;
+    OutputDecl tokens{"tokens", DType::i32, {R, K + 1}, s.distribution ? CheckClass::STAT : CheckClass::SEMI, "emitted", 1,
+                      -1.0};
+    tokens.doc = "tokens [rows, draft_len+1]: accepted drafts, then the resampled or bonus token; -1 beyond emitted";
+    OutputDecl emitted{"emitted", DType::i32, {R}, CheckClass::SEMI};
+    emitted.doc = "emitted [rows]: tokens written (accepted drafts + 1)";
+    OutputDecl acc{"accepted_token_num", DType::i32, {R}, CheckClass::SEMI};
+    acc.doc = "accepted_token_num [rows]: positions whose acceptance test passes, counted independently";
+    OutputDecl edt{"emitted_draft_token_num", DType::i32, {R}, CheckClass::SEMI};
+    edt.doc = "emitted_draft_token_num [rows]: draft tokens emitted (the accepted length, no bonus)";
+    const auto check_only = [](OutputDecl d, std::string doc) {
+      d.check_only = true;
+      d.doc = std::move(doc);
+      return d;
+    };
+    return {tokens, emitted, acc, edt,
+            check_only({"accept_margin", DType::f64, {R, K}, CheckClass::SEMI}, "(u − p/q)/max(1, p/q) per draft"),
+            check_only({"accept_each", DType::i32, {R, K}, CheckClass::SEMI}, "acceptance test of each draft"),
+            check_only({"race_token", DType::i32, {R, K + 1}, CheckClass::SEMI}, "race winner at each position"),
+            check_only({"race_gap", DType::f64, {R, K + 1}, CheckClass::SEMI}, "(k1 − k2)/max(1,|k1|,|k2|) per race")};
+  }
+
+  TensorMap inputs(const Case& c) const override;
+  Reference reference(const Case& c, const TensorMap& in) const override;
+  CheckReport check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const override;
+  Work work(const Case& c) const override;
+  Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const override;
+
+ private:
+  MethodInfo info_;
+  ParamSchema schema_;
+};
+
+TensorMap SpeculativeSampling::inputs(const Case& c) const {
+  const SpecShape s = spec_shape(c);
+  const int64_t K = s.draft_len, V = s.vocab;
+  const DistShape shape = parse_dist_shape(c.str("dist"));
+  const DraftRelation rel = parse_draft_relation(c.str("draft"));
+  HostTensor target("target_probs", DType::f32, {s.prob_rows, K + 1, V});
+  HostTensor draft("draft_probs", DType::f32, {s.prob_rows, K, V});
+  harness_pool().parallel_for(s.prob_rows * (K + 1), [&](int64_t begin, int64_t end) {
+    for (int64_t slot = begin; slot < end; ++slot) {
+      const int64_t pr = slot / (K + 1), t = slot % (K + 1);
+      const std::vector<double> p = gdist(shape, "target_probs", c.seed, slot, V,
+                                          rel == DraftRelation::disjoint ? disjoint_split(c.seed, slot, V) : std::vector<char>{});
+      for (int64_t x = 0; x < V; ++x) target.set(slot * V + x, p[x]);
+      if (t == K) continue;
+      const std::vector<double> q = draft_for(rel, shape, p, c.seed, slot, V);
+      for (int64_t x = 0; x < V; ++x) draft.set((pr * K + t) * V + x, q[x]);
+    }
+  });
+  // Draft tokens x ~ q̄ by inverse CDF over the stored f32 values.
+  HostTensor ids("draft_token_ids", DType::i32, {s.rows, K});
+  const PhiloxStream pick(c.seed, "draft_token_ids", kDomainInputs);
+  harness_pool().parallel_for(s.rows * K, [&](int64_t begin, int64_t end) {
+    std::vector<double> q(V);
+    for (int64_t n = begin; n < end; ++n) {
+      const int64_t r = n / K, t = n % K;
+      draft.get_row((s.prob_row(r) * K + t) * V, V, q.data());
+      double total = 0;
+      for (double x : q) total += x;
+      const double target_mass = pick.uniform_f64(static_cast<uint64_t>(n)) * total;
+      double cum = 0;
+      int64_t token = -1;
+      for (int64_t x = 0; x < V && token < 0; ++x) {
+        cum += q[x];
+        if (target_mass < cum) token = x;
+      }
+      for (int64_t x = V - 1; token < 0; --x)  // u·total rounded up to total: the last token with mass
+        if (q[x] > 0) token = x;
+      ids.set(n, static_cast<double>(token));
+    }
+  }, 1024);
+  TensorMap in;
+  in.emplace("target_probs", std::move(target));
+  in.emplace("draft_probs", std::move(draft));
+  in.emplace("draft_token_ids", std::move(ids));
+  return in;
+}
+
+Reference SpeculativeSampling::reference(const Case& c, const TensorMap& in) const {
+  const SpecShape s = spec_shape(c);
+  const int64_t R = s.rows, K = s.draft_len, V = s.vocab;
+  const HostTensor &target = in.at("target_probs"), &draft = in.at("draft_probs"), &ids = in.at("draft_token_ids");
+  HostTensor tokens("tokens", DType::i32, {R, K + 1}), emitted("emitted", DType::i32, {R});
+  HostTensor acc("accepted_token_num", DType::i32, {R}), edt("emitted_draft_token_num", DType::i32, {R});
+  HostTensor margin("accept_margin", DType::f64, {R, K}), each("accept_each", DType::i32, {R, K});
+  HostTensor race_tok("race_token", DType::i32, {R, K + 1}), gap("race_gap", DType::f64, {R, K + 1});
+  tokens.fill(-1);
+  const PhiloxStream accept_draws(c.seed, kAcceptSite, kDomainDraws), race_draws(c.seed, kRaceSite, kDomainDraws);
+  harness_pool().parallel_for(R, [&](int64_t begin, int64_t end) {
+    std::vector<double> p(V), q(V), w(V);
+    std::vector<uint32_t> words;
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t pr = s.prob_row(r);
+      int64_t n_accepted = 0, stop = -1;
+      for (int64_t t = 0; t <= K; ++t) {
+        target.get_row((pr * (K + 1) + t) * V, V, p.data());
+        if (t < K) {
+          draft.get_row((pr * K + t) * V, V, q.data());
+          const auto x = static_cast<int64_t>(ids.get(r * K + t));
+          const double u = static_cast<double>(accept_draws.uniform_f32(s.accept_index(r, t)));
+          const bool ok = u * q[x] < p[x];  // exact: a product of two fp32 values fits in fp64
+          each.set(r * K + t, ok);
+          margin.set(r * K + t, accept_margin(u, p[x], q[x]));
+          n_accepted += ok;
+          bool any = false;
+          for (int64_t y = 0; y < V; ++y) any |= (w[y] = std::max(0.0, p[y] - q[y])) > 0;
+          if (!any) w = p;
+          if (stop < 0 && !ok) stop = t;
+        } else {
+          w = p;
+        }
+        const Race rc = race(race_draws, s.race_index(r, t, 0), w, words);
+        race_tok.set(r * (K + 1) + t, static_cast<double>(rc.token));
+        gap.set(r * (K + 1) + t, rc.gap);
+      }
+      const int64_t drafts = stop < 0 ? K : stop;
+      for (int64_t t = 0; t < drafts; ++t) tokens.set(r * (K + 1) + t, ids.get(r * K + t));
+      tokens.set(r * (K + 1) + drafts, race_tok.get(r * (K + 1) + drafts));
+      emitted.set(r, static_cast<double>(drafts + 1));
+      edt.set(r, static_cast<double>(drafts));
+      acc.set(r, static_cast<double>(n_accepted));
+    }
+  }, 64);
+  Reference ref;
+  for (HostTensor* t : {&tokens, &emitted, &acc, &edt, &margin, &each, &race_tok, &gap})
+    ref.tensors.emplace(t->name(), std::move(*t));
+  return ref;
+}
+
+CheckReport SpeculativeSampling::check(const Case& c, const TensorMap& in, const Reference& ref,
+                                       const TensorMap& got) const {
+  const SpecShape s = spec_shape(c);
+  const int64_t R = s.rows, K = s.draft_len, V = s.vocab;
+  const auto decls = outputs(c);
+  const HostTensor &margin = ref.tensors.at("accept_margin"), &each = ref.tensors.at("accept_each"),
+                   &gap = ref.tensors.at("race_gap");
+  // The first boundary event on the reference's path, and the acceptance boundary events anywhere.
+  std::vector<int64_t> cut(R, kNoCut), accept_slack(R, 0);
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t t = 0; t < K; ++t) accept_slack[r] += accept_is_boundary(margin.get(r * K + t));
+    for (int64_t t = 0; t <= K; ++t) {
+      if (t < K && accept_is_boundary(margin.get(r * K + t))) {
+        cut[r] = t;
+        break;
+      }
+      if (t < K && each.get(r * K + t) != 0) continue;
+      if (race_is_boundary(gap.get(r * (K + 1) + t))) cut[r] = t;
+      break;
+    }
+  }
+  // Invariants of every row, boundary or not: drafts emitted as drafts, tokens in the vocabulary.
+  const HostTensor &tokens = got.at("tokens"), &emitted = got.at("emitted"), &edt = got.at("emitted_draft_token_num"),
+                   &ids = in.at("draft_token_ids");
+  std::string broken;
+  for (int64_t r = 0; r < R && broken.empty(); ++r) {
+    const auto n = static_cast<int64_t>(emitted.get(r));
+    if (n < 1 || edt.get(r) != n - 1) broken = cat("row ", r, ": emitted ", n, " is not emitted_draft_token_num ", edt.get(r), " + 1");
+    for (int64_t t = 0; t < n && broken.empty(); ++t) {
+      const double x = tokens.get(r * (K + 1) + t);
+      if (x < 0 || x >= V) broken = cat("row ", r, ": token ", x, " at ", t, " is outside the vocabulary");
+      else if (t < n - 1 && x != ids.get(r * K + t)) broken = cat("row ", r, ": position ", t, " emits ", x, ", not the accepted draft");
+    }
+  }
+  CheckReport report;
+  for (const OutputDecl& d : decls) {
+    if (d.check_only) continue;
+    const HostTensor &g = got.at(d.name), &rf = ref.tensors.at(d.name);
+    if (d.name == "tokens") {
+      OutputCheck o = check_semi(d, rf, ref.tensors.at("emitted"), g, emitted, cut);
+      if (!broken.empty()) {
+        o.pass = false;
+        o.message = broken;
+      }
+      if (s.distribution && broken.empty()) {
+        const OutputCheck st = check_stat(d, position_tests(s, in, got));
+        for (const auto& [k, v] : st.metrics.items()) o.metrics[k] = v;
+        if (o.pass && !st.pass) o.message = st.message;
+        o.pass = o.pass && st.pass;
+      }
+      o.cls = d.cls;
+      report.outputs.push_back(o);
+    } else if (d.name == "accepted_token_num") {
+      report.outputs.push_back(check_semi_counts(d, rf, g, accept_slack));
+    } else {
+      std::vector<int64_t> slack(R);
+      for (int64_t r = 0; r < R; ++r) slack[r] = cut[r] == kNoCut ? 0 : -1;
+      report.outputs.push_back(check_semi_counts(d, rf, g, slack));
+    }
+  }
+  return report;
+}
+
+Work SpeculativeSampling::work(const Case& c) const {
+  const SpecShape s = spec_shape(c);
+  const double R = static_cast<double>(s.rows), K = static_cast<double>(s.draft_len), V = static_cast<double>(s.vocab);
+  Work w;
+  // Per row: K ratio tests, and one race over V: weight, two logs, a subtraction and a compare.
+  w.flops = R * (2 * K + 6 * V);
+  // Draft ids and the gathered p(x), q(x); the race's two weight rows (one shared row pair in
+  // distribution mode); the four outputs.
+  const double race_rows = s.distribution ? 1.0 : R;
+  w.bytes = R * (K * 4 + 2 * K * 4) + race_rows * 2 * V * 4 + R * (K + 1 + 3) * 4;
+  w.bound = Bound::compute;
+  return w;
+}
+
+Json SpeculativeSampling::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
+  const SpecShape s = spec_shape(c);
+  const int64_t R = s.rows, K = s.draft_len;
+  // Analytic expectations per probability row: α_t = 1 − TV(p̄_t, q̄_t); E[accepted] = Σ_t Π_{s≤t} α_s.
+  double expected_accepted = 0, expected_rate = 0, tv_sum = 0;
+  for (int64_t pr = 0; pr < s.prob_rows; ++pr) {
+    const Chain chain = chain_of(s, in, pr);
+    double reach = 1;
+    for (int64_t t = 0; t < K; ++t) {
+      const double tv = total_variation(normalised(chain.p[t]), normalised(chain.q[t]));
+      tv_sum += tv;
+      expected_rate += 1.0 - tv;
+      reach *= 1.0 - tv;
+      expected_accepted += reach;
+    }
+  }
+  expected_accepted /= static_cast<double>(s.prob_rows);  // every chain serves the same number of rows
+  expected_rate /= static_cast<double>(s.prob_rows * K);
+  double accepted = 0, per_position = 0;
+  for (int64_t r = 0; r < R; ++r) {
+    accepted += out.at("emitted_draft_token_num").get(r);
+    per_position += out.at("accepted_token_num").get(r);
+  }
+  Json q = Json::object();
+  q["mean_accepted_len"] = accepted / static_cast<double>(R);
+  q["expected_accepted_len"] = expected_accepted;
+  q["mean_emitted"] = accepted / static_cast<double>(R) + 1.0;
+  q["acceptance_rate"] = per_position / static_cast<double>(R * K);
+  q["expected_acceptance_rate"] = expected_rate;
+  q["mean_tv_pq"] = tv_sum / static_cast<double>(s.prob_rows * K);
+  if (s.distribution) {
+    const OutputCheck st = check_stat(outputs(c).front(), position_tests(s, in, out));
+    q["stat_p_value"] = st.metrics["p_value"];
+    q["stat_alpha"] = kStatAlpha;
+  }
+  return q;
+}
+
+}  // namespace
+}  // namespace attnbench::decoding
+
+ATTNBENCH_METHOD(attnbench::decoding::SpeculativeSampling);
