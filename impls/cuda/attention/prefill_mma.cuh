@@ -1,0 +1,280 @@
+// Prefill attention on tensor cores (variant `mma`): FlashAttention-2's forward pass with GQA
+// packing, for f16/bf16 and head_dim 64, 128 or 256.
+//
+// Grid: x = batch·kv_heads (which KV head), y = block of BM packed rows, heaviest causal block
+// first (y is reversed when causal, and CTAs are dispatched in x-then-y order, so the long rows of
+// every head start in the first wave and the short ones fill the tail).
+//
+// CTA: WARPS warps, each owning MT·16 consecutive packed rows; BM = WARPS·MT·16 = 128 rows.
+//   Q tile   [BM][D]      shared, loaded once (cp.async)
+//   K, V     [2][BN][D]   shared, double-buffered: tile t+1 streams in while tile t is used
+// Per tile: S = Q·Kᵀ (mma m16n8k16, f32), mask (only tiles that reach past the first row's last
+// visible key), online softmax in base 2, P rounded to the input type, O += P·V (mma, f32 in
+// registers). Shared tiles are XOR-swizzled (kernel_common.cuh): ldmatrix and cp.async are
+// bank-conflict free. The epilogue stages O through the warp's own Q rows and writes 16-byte rows.
+//
+//   D     warps  MT  BM   BN  shared        CTAs/SM  registers (O + S accumulators per thread)
+//   64    4      2   128  64  48 KiB        2        64 + 64
+//   128   4      2   128  64  96 KiB        2        128 + 64
+//   256   8      1   128  64  192 KiB       1        128 + 32
+#pragma once
+
+#include "kernel_common.cuh"
+
+namespace attnbench::cuda::attn {
+
+template <int D>
+struct PrefillConfig {
+  static constexpr int kWarps = D == 256 ? 8 : 4;
+  static constexpr int kMT = D == 256 ? 1 : 2;
+  static constexpr int kBM = kWarps * 16 * kMT;
+  static constexpr int kBN = 64;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kMinBlocks = D == 256 ? 1 : 2;
+  static constexpr size_t kQBytes = static_cast<size_t>(kBM) * D * 2;
+  static constexpr size_t kTileBytes = static_cast<size_t>(kBN) * D * 2;
+  static constexpr size_t kSmem = kQBytes + 4 * kTileBytes;
+  static_assert(D == 64 || D == 128 || D == 256, "prefill_mma: head_dim 64, 128 or 256");
+};
+
+template <typename T, int D>
+__global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::kMinBlocks)
+    prefill_mma_kernel(const Params p) {
+  using Cfg = PrefillConfig<D>;
+  using M = ptx::Mma<T>;
+  constexpr int BM = Cfg::kBM, BN = Cfg::kBN, MT = Cfg::kMT, THREADS = Cfg::kThreads;
+  constexpr int NT = BN / 8;  // n8 tiles of S per row block
+  constexpr int DT = D / 8;   // n8 tiles of O per row block
+  const float kNegInf = neg_inf();
+
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t q_s = ptx::smem_addr(smem);
+  const uint32_t k_s = q_s + static_cast<uint32_t>(Cfg::kQBytes);
+  const uint32_t v_s = k_s + static_cast<uint32_t>(2 * Cfg::kTileBytes);
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int b = blockIdx.x / p.kv_heads, g = blockIdx.x % p.kv_heads;
+  const int row_block = p.causal ? static_cast<int>(gridDim.y - 1 - blockIdx.y) : static_cast<int>(blockIdx.y);
+  const int G = p.group, R = G * p.q_len, r0 = row_block * BM;
+  const int r_last = min(r0 + BM, R) - 1;
+  const int kv_len = p.kv_len[b];
+  // Keys any row of the block sees, and keys every row sees (tiles below it need no mask).
+  const int n_end = visible_end(kv_len, p.q_len, r_last / G, p.causal);
+  const int n_full = visible_end(kv_len, p.q_len, r0 / G, p.causal);
+  const int n_tiles = (n_end + BN - 1) / BN;
+
+  const int64_t head = (static_cast<int64_t>(b) * p.kv_heads + g) * p.kv_cap * D;
+  const T* k_head = static_cast<const T*>(p.k) + head;
+  const T* v_head = static_cast<const T*>(p.v) + head;
+
+  // cp.async groups, oldest first: Q, K0, V0, then K(t+1), V(t+1) per iteration (empty groups at
+  // the end keep the count uniform, so wait<3> means "K(t) landed" and wait<2> "V(t) landed").
+  load_q_tile<T, D, BM, THREADS>(q_s, p, b, g, r0, R, tid);
+  ptx::cp_async_commit();
+  if (n_tiles > 0) {
+    load_kv_tile<T, D, BN, THREADS>(k_s, k_head, 0, n_end, tid);
+    ptx::cp_async_commit();
+    load_kv_tile<T, D, BN, THREADS>(v_s, v_head, 0, n_end, tid);
+    ptx::cp_async_commit();
+  }
+
+  const int warp_row0 = warp * 16 * MT;  // first row of this warp within the block
+  const int quad_row = lane >> 2, quad_col = 2 * (lane & 3);
+  // ldmatrix lanes: A (Q) and the transposed V both point at rows lane % 16, chunk + lane / 16;
+  // B (K) at keys (lane % 8) + 8·(lane / 16), chunk + (lane / 8) % 2 (ptx.cuh's fragment layouts).
+  const LdsmLane<D> a_lane(lane & 15, lane >> 4);
+  const LdsmLane<D> b_lane((lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);
+  float o[MT][DT][4];
+  float mx[MT][2], l[MT][2];
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi) {
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) o[mi][dt][c] = 0.0f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mx[mi][h] = kNegInf;
+      l[mi][h] = 0.0f;
+    }
+  }
+  const float sl2 = p.scale_log2;
+
+  for (int t = 0; t < n_tiles; ++t) {
+    const uint32_t buf = static_cast<uint32_t>(t & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
+    const uint32_t next = static_cast<uint32_t>((t + 1) & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
+    if (t + 1 < n_tiles) {
+      load_kv_tile<T, D, BN, THREADS>(k_s + next, k_head, (t + 1) * BN, n_end, tid);
+      ptx::cp_async_commit();
+      load_kv_tile<T, D, BN, THREADS>(v_s + next, v_head, (t + 1) * BN, n_end, tid);
+      ptx::cp_async_commit();
+    } else {
+      ptx::cp_async_commit();
+      ptx::cp_async_commit();
+    }
+    ptx::cp_async_wait<3>();
+    __syncthreads();  // Q and K(t) visible to every warp
+
+    // S = Q·K(t)ᵀ for this warp's rows × BN keys.
+    float s[MT][NT][4];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) s[mi][nt][c] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t a[MT][4];
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi)
+        ptx::ldsm_x4(q_s + a_lane.at(warp_row0 + mi * 16, kk), a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
+#pragma unroll
+      for (int nj = 0; nj < BN / 16; ++nj) {
+        uint32_t b0, b1, b2, b3;  // keys 16nj..+7 (k lo, k hi), keys 16nj+8..+15 (k lo, k hi)
+        ptx::ldsm_x4(k_s + buf + b_lane.at(16 * nj, kk), b0, b1, b2, b3);
+#pragma unroll
+        for (int mi = 0; mi < MT; ++mi) {
+          M::run(s[mi][2 * nj], a[mi], b0, b1);
+          M::run(s[mi][2 * nj + 1], a[mi], b2, b3);
+        }
+      }
+    }
+
+    const int key0 = t * BN;
+    if (key0 + BN > n_full) {  // some key of the tile is hidden from some row: mask per element
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          // Rows past R (zero Q, never stored) take the last row's limit.
+          const int r = min(r0 + warp_row0 + mi * 16 + quad_row + 8 * h, R - 1);
+          const int row_end = visible_end(kv_len, p.q_len, r / G, p.causal) - key0 - quad_col;
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+              if (nt * 8 + j >= row_end) s[mi][nt][2 * h + j] = kNegInf;
+        }
+    }
+
+    // Online softmax; s becomes P (unnormalised probabilities).
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float tile_max = kNegInf;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mi][nt][2 * h], s[mi][nt][2 * h + 1]));
+        tile_max = quad_max(tile_max) * sl2;
+        const float new_mx = fmaxf(mx[mi][h], tile_max);
+        const float base = new_mx == kNegInf ? 0.0f : new_mx;
+        const float alpha = ptx::exp2_approx(mx[mi][h] - base);
+        mx[mi][h] = new_mx;
+        float sum = 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            const float pv = ptx::exp2_approx(fmaf(s[mi][nt][2 * h + j], sl2, -base));
+            s[mi][nt][2 * h + j] = pv;
+            sum += pv;
+          }
+        l[mi][h] = l[mi][h] * alpha + sum;
+#pragma unroll
+        for (int dt = 0; dt < DT; ++dt) {
+          o[mi][dt][2 * h] *= alpha;
+          o[mi][dt][2 * h + 1] *= alpha;
+        }
+      }
+
+    ptx::cp_async_wait<2>();
+    __syncthreads();  // V(t) visible to every warp
+
+    // O += P·V(t): the S accumulator layout of two n8 tiles is the A layout of one k16 step.
+#pragma unroll
+    for (int kj = 0; kj < BN / 16; ++kj) {
+      uint32_t a[MT][4];
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        a[mi][0] = M::pack(s[mi][2 * kj][0], s[mi][2 * kj][1]);
+        a[mi][1] = M::pack(s[mi][2 * kj][2], s[mi][2 * kj][3]);
+        a[mi][2] = M::pack(s[mi][2 * kj + 1][0], s[mi][2 * kj + 1][1]);
+        a[mi][3] = M::pack(s[mi][2 * kj + 1][2], s[mi][2 * kj + 1][3]);
+      }
+#pragma unroll
+      for (int dp = 0; dp < D / 16; ++dp) {
+        uint32_t b0, b1, b2, b3;  // dims 16dp..+7 (keys lo, keys hi), dims 16dp+8..+15 (keys lo, hi)
+        ptx::ldsm_x4_trans(v_s + buf + a_lane.at(16 * kj, dp), b0, b1, b2, b3);
+#pragma unroll
+        for (int mi = 0; mi < MT; ++mi) {
+          M::run(o[mi][2 * dp], a[mi], b0, b1);
+          M::run(o[mi][2 * dp + 1], a[mi], b2, b3);
+        }
+      }
+    }
+    __syncthreads();  // every warp is done with buffer t&1 before iteration t+1 refills it
+  }
+
+  // Epilogue. No copy may still be writing shared memory (with n_tiles == 0 the Q load was never
+  // waited for), and Q rows are loaded by every thread, so all must have waited.
+  ptx::cp_async_wait<0>();
+  __syncthreads();
+
+  T* o_out = static_cast<T*>(p.o);
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float row_sum = quad_sum(l[mi][h]);
+      const float inv = row_sum > 0.0f ? 1.0f / row_sum : 0.0f;
+      const int row = warp_row0 + mi * 16 + quad_row + 8 * h;
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt) {
+        const uint32_t packed = M::pack(o[mi][dt][2 * h] * inv, o[mi][dt][2 * h + 1] * inv);
+        *reinterpret_cast<uint32_t*>(smem + swizzle<D>(row, dt) + 2 * quad_col) = packed;
+      }
+      const int r = r0 + row;
+      if ((lane & 3) == 0 && r < R)
+        p.lse[packed_row_index(p, b, g, r)] = row_sum > 0.0f ? mx[mi][h] * kLn2 + logf(row_sum) : kNegInf;
+    }
+  __syncwarp();
+  constexpr int kChunks = D / 8;
+#pragma unroll
+  for (int it = 0; it < 16 * MT * kChunks / 32; ++it) {
+    const int c = lane + 32 * it;
+    const int row = warp_row0 + c / kChunks, ch = c % kChunks, r = r0 + row;
+    if (r < R) {
+      const uint4 v = *reinterpret_cast<const uint4*>(smem + swizzle<D>(row, ch));
+      *reinterpret_cast<uint4*>(o_out + packed_row_index(p, b, g, r) * D + ch * 8) = v;
+    }
+  }
+}
+
+template <Elem E, int D>
+LaunchShape prefill_mma_shape() {
+  using Cfg = PrefillConfig<D>;
+  return {Cfg::kBM, Cfg::kThreads, Cfg::kSmem, 0};
+}
+
+template <Elem E, int D>
+cudaError_t prefill_mma_configure(int* ctas_per_sm) {
+  using T = typename ElemType<E>::T;
+  using Cfg = PrefillConfig<D>;
+  const cudaError_t e = cudaFuncSetAttribute(prefill_mma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(Cfg::kSmem));
+  if (e != cudaSuccess) return e;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, prefill_mma_kernel<T, D>, Cfg::kThreads, Cfg::kSmem);
+}
+
+template <Elem E, int D>
+cudaError_t prefill_mma_launch(const Params& p, cudaStream_t stream) {
+  using T = typename ElemType<E>::T;
+  using Cfg = PrefillConfig<D>;
+  const int rows = p.group * p.q_len;
+  const dim3 grid(static_cast<unsigned>(p.batch * p.kv_heads), static_cast<unsigned>((rows + Cfg::kBM - 1) / Cfg::kBM));
+  prefill_mma_kernel<T, D><<<grid, Cfg::kThreads, Cfg::kSmem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace attnbench::cuda::attn
