@@ -102,15 +102,16 @@ struct LdsmLane {
 
 // Rows [0, ROWS) of a K or V tile starting at key `key0`; rows at or beyond valid_end − key0 are
 // zero-filled without reading global memory, so the NaN padding past kv_len is never touched.
-// Thread tid copies chunk tid % C of rows tid / C + i·(THREADS / C): its source and destination
-// advance by compile-time strides, so the loop costs no address registers.
+// Thread tid copies chunk tid % C of rows tid / C + i·(THREADS / C): its source advances by a
+// compile-time stride, and so does its destination when that row stride is a multiple of 8 (rows
+// 8 apart share a swizzle); otherwise (a warp loading its own tile) the swizzle is recomputed.
 template <typename T, int D, int ROWS, int THREADS>
 __device__ __forceinline__ void load_kv_tile(uint32_t dst, const T* head_base, int key0, int valid_end, int tid) {
   constexpr int kChunks = D / 8, kRowsPerPass = THREADS / kChunks;
   static_assert(THREADS % kChunks == 0 && ROWS % kRowsPerPass == 0, "load_kv_tile: uneven tile");
   const int row0 = tid / kChunks, ch = tid % kChunks;
   const T* src = head_base + (static_cast<int64_t>(key0) + row0) * D + ch * 8;
-  const uint32_t dst0 = dst + swizzle<D>(row0, ch);  // rows row0 + 8i share row0's swizzle
+  const uint32_t dst0 = dst + swizzle<D>(row0, ch);
 #pragma unroll
   for (int it = 0; it < ROWS / kRowsPerPass; ++it) {
     const int row = row0 + it * kRowsPerPass;
@@ -118,7 +119,9 @@ __device__ __forceinline__ void load_kv_tile(uint32_t dst, const T* head_base, i
     // An invalid row reads nothing, but cp.async still wants a mapped address: the tile's first
     // key, which callers guarantee valid (key0 < valid_end).
     const T* from = ok ? src + it * kRowsPerPass * D : head_base + static_cast<int64_t>(key0) * D;
-    ptx::cp_async_16(dst0 + static_cast<uint32_t>(it * kRowsPerPass * D * 2), from, ok);
+    const uint32_t to = kRowsPerPass % 8 == 0 ? dst0 + static_cast<uint32_t>(it * kRowsPerPass * D * 2)
+                                              : dst + swizzle<D>(row, ch);
+    ptx::cp_async_16(to, from, ok);
   }
 }
 
