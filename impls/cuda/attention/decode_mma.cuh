@@ -55,7 +55,6 @@ __device__ __forceinline__ void store_pair(__nv_bfloat16* dst, float a, float b)
 template <typename T, int D, int MT>
 __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_kernel(const Params p) {
   using Cfg = DecodeConfig<D, MT>;
-  using M = ptx::Mma<T>;
   constexpr int RM = Cfg::kRM, TN = Cfg::kTN, WARPS = Cfg::kWarps, STAGES = Cfg::kStages;
   constexpr int NT = TN / 8, DT = D / 8;
   const float kNegInf = neg_inf();
@@ -64,17 +63,10 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   const uint32_t q_s = ptx::smem_addr(smem);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int split = static_cast<int>(blockIdx.x) % p.splits, row_block = static_cast<int>(blockIdx.x) / p.splits;
-  const int g = blockIdx.y, b = blockIdx.z;
-  const int G = p.group, R = G * p.q_len, r0 = row_block * RM;
-  const int r_last = min(r0 + RM, R) - 1;
-  const int kv_len = p.kv_len[b];
-  const int n_end = visible_end(kv_len, p.q_len, r_last / G, p.causal);
-  // This split's keys [c0, c1).
-  const int per_split = ((n_end + p.splits - 1) / p.splits + TN - 1) / TN * TN;
-  const int c0 = split * per_split;
-  const int c1 = min(c0 + per_split, n_end);
-  const int n_tiles = c1 > c0 ? (c1 - c0 + TN - 1) / TN : 0;
+  const SplitBlock<RM> blk(p);
+  const int split = blk.split, g = blk.g, b = blk.b, G = p.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
+  const KeyRange keys = split_keys<TN>(blk.n_end, p.splits, split);
+  const int c0 = keys.begin, c1 = keys.end, n_tiles = keys.tiles;  // this split's keys [c0, c1)
   const int my_tiles = n_tiles > warp ? (n_tiles - warp + WARPS - 1) / WARPS : 0;  // tiles warp, warp+WARPS, ...
 
   const int64_t head = (static_cast<int64_t>(b) * p.kv_heads + g) * p.kv_cap * D;
@@ -100,10 +92,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   __syncthreads();                   // and everyone's
 
   const int quad_row = lane >> 2, quad_col = 2 * (lane & 3);
-  // ldmatrix lanes: A (Q) and the transposed V both point at rows lane % 16, chunk + lane / 16;
-  // B (K) at keys (lane % 8) + 8·(lane / 16), chunk + (lane / 8) % 2 (ptx.cuh's fragment layouts).
-  const LdsmLane<D> a_lane(lane & 15, lane >> 4);
-  const LdsmLane<D> b_lane((lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);
+  const TileLanes<D> lanes(lane);
   int key_limit[MT][2];  // this split's keys visible to the thread's rows
 #pragma unroll
   for (int mi = 0; mi < MT; ++mi)
@@ -113,22 +102,8 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
       key_limit[mi][h] = min(c1, visible_end(kv_len, p.q_len, r / G, p.causal));
     }
 
-  float o[MT][DT][4];
-  float mx[MT][2], l[MT][2];
-#pragma unroll
-  for (int mi = 0; mi < MT; ++mi) {
-#pragma unroll
-    for (int dt = 0; dt < DT; ++dt)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) o[mi][dt][c] = 0.0f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mx[mi][h] = kNegInf;
-      l[mi][h] = 0.0f;
-    }
-  }
-  const float sl2 = p.scale_log2;
-
+  float o[MT][DT][4], mx[MT][2], l[MT][2];
+  warp_init(o, mx, l);
   for (int k = 0; k < my_tiles; ++k) {
     if (k + STAGES - 1 < my_tiles) load_tile(k + STAGES - 1);
     ptx::cp_async_commit();
@@ -139,29 +114,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
     const int key0 = c0 + (warp + k * WARPS) * TN;
 
     float s[MT][NT][4];
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) s[mi][nt][c] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t a[MT][4];
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi)
-        ptx::ldsm_x4(q_s + a_lane.at(mi * 16, kk), a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
-#pragma unroll
-      for (int nj = 0; nj < TN / 16; ++nj) {
-        uint32_t b0, b1, b2, b3;
-        ptx::ldsm_x4(k_st + b_lane.at(16 * nj, kk), b0, b1, b2, b3);
-#pragma unroll
-        for (int mi = 0; mi < MT; ++mi) {
-          M::run(s[mi][2 * nj], a[mi], b0, b1);
-          M::run(s[mi][2 * nj + 1], a[mi], b2, b3);
-        }
-      }
-    }
+    warp_qk<T, D, MT, TN>(s, q_s, 0, k_st, lanes);
 
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi)
@@ -171,56 +124,8 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
         for (int c = 0; c < 4; ++c)
           if (key0 + nt * 8 + quad_col + (c & 1) >= key_limit[mi][c >> 1]) s[mi][nt][c] = kNegInf;
 
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float tile_max = kNegInf;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mi][nt][2 * h], s[mi][nt][2 * h + 1]));
-        tile_max = quad_max(tile_max) * sl2;
-        const float new_mx = fmaxf(mx[mi][h], tile_max);
-        const float base = new_mx == kNegInf ? 0.0f : new_mx;
-        const float alpha = ptx::exp2_approx(mx[mi][h] - base);
-        mx[mi][h] = new_mx;
-        float sum = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int j = 0; j < 2; ++j) {
-            const float pv = ptx::exp2_approx(fmaf(s[mi][nt][2 * h + j], sl2, -base));
-            s[mi][nt][2 * h + j] = pv;
-            sum += pv;
-          }
-        l[mi][h] = l[mi][h] * alpha + sum;
-#pragma unroll
-        for (int dt = 0; dt < DT; ++dt) {
-          o[mi][dt][2 * h] *= alpha;
-          o[mi][dt][2 * h + 1] *= alpha;
-        }
-      }
-
-#pragma unroll
-    for (int kj = 0; kj < TN / 16; ++kj) {
-      uint32_t a[MT][4];
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi) {
-        a[mi][0] = M::pack(s[mi][2 * kj][0], s[mi][2 * kj][1]);
-        a[mi][1] = M::pack(s[mi][2 * kj][2], s[mi][2 * kj][3]);
-        a[mi][2] = M::pack(s[mi][2 * kj + 1][0], s[mi][2 * kj + 1][1]);
-        a[mi][3] = M::pack(s[mi][2 * kj + 1][2], s[mi][2 * kj + 1][3]);
-      }
-#pragma unroll
-      for (int dp = 0; dp < D / 16; ++dp) {
-        uint32_t b0, b1, b2, b3;
-        ptx::ldsm_x4_trans(v_st + a_lane.at(16 * kj, dp), b0, b1, b2, b3);
-#pragma unroll
-        for (int mi = 0; mi < MT; ++mi) {
-          M::run(o[mi][2 * dp], a[mi], b0, b1);
-          M::run(o[mi][2 * dp + 1], a[mi], b2, b3);
-        }
-      }
-    }
+    warp_softmax(s, o, mx, l, p.scale_log2);
+    warp_pv<T, D, MT, TN>(o, s, v_st, lanes);
     __syncwarp();  // all lanes done with this stage before a later iteration refills it
   }
 
@@ -297,12 +202,8 @@ LaunchShape decode_mma_shape() {
 
 template <Elem E, int D, int MT>
 cudaError_t decode_mma_configure(int* ctas_per_sm) {
-  using T = typename ElemType<E>::T;
   using Cfg = DecodeConfig<D, MT>;
-  const cudaError_t e = cudaFuncSetAttribute(decode_mma_kernel<T, D, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(Cfg::kSmem));
-  if (e != cudaSuccess) return e;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, decode_mma_kernel<T, D, MT>, Cfg::kThreads, Cfg::kSmem);
+  return configure_kernel(decode_mma_kernel<typename ElemType<E>::T, D, MT>, Cfg::kThreads, Cfg::kSmem, ctas_per_sm);
 }
 
 template <Elem E, int D, int MT>

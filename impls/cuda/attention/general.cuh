@@ -53,16 +53,10 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
 
   const int tid = threadIdx.x, ty = tid >> 3, tx = tid & 7;
   const int D = p.head_dim;
-  const int split = static_cast<int>(blockIdx.x) % p.splits, row_block = static_cast<int>(blockIdx.x) / p.splits;
-  const int g = blockIdx.y, b = blockIdx.z;
-  const int G = p.group, R = G * p.q_len, r0 = row_block * ROWS;
-  const int r_last = min(r0 + ROWS, R) - 1;
-  const int kv_len = p.kv_len[b];
-  const int n_end = visible_end(kv_len, p.q_len, r_last / G, p.causal);
-  const int per_split = ((n_end + p.splits - 1) / p.splits + BN - 1) / BN * BN;
-  const int c0 = split * per_split;
-  const int c1 = min(c0 + per_split, n_end);
-  const int n_tiles = c1 > c0 ? (c1 - c0 + BN - 1) / BN : 0;
+  const SplitBlock<ROWS> blk(p);
+  const int split = blk.split, g = blk.g, b = blk.b, G = p.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
+  const KeyRange keys = split_keys<BN>(blk.n_end, p.splits, split);
+  const int c0 = keys.begin, c1 = keys.end, n_tiles = keys.tiles;  // this split's keys [c0, c1)
 
   const int64_t head = (static_cast<int64_t>(b) * p.kv_heads + g) * p.kv_cap * D;
   const T* k_head = static_cast<const T*>(p.k) + head;
@@ -194,12 +188,8 @@ LaunchShape general_shape() {
 
 template <Elem E, int DMAX>
 cudaError_t general_configure(int* ctas_per_sm) {
-  using T = typename ElemType<E>::T;
   using Cfg = GeneralConfig<DMAX>;
-  const cudaError_t e = cudaFuncSetAttribute(general_kernel<T, DMAX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(Cfg::kSmem));
-  if (e != cudaSuccess) return e;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, general_kernel<T, DMAX>, Cfg::kThreads, Cfg::kSmem);
+  return configure_kernel(general_kernel<typename ElemType<E>::T, DMAX>, Cfg::kThreads, Cfg::kSmem, ctas_per_sm);
 }
 
 template <Elem E, int DMAX>

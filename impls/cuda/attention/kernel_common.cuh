@@ -158,4 +158,168 @@ __device__ __forceinline__ float quad_sum(float v) {
   return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
+// --- one warp's share of a tile: S = Q·Kᵀ, online softmax, O += P·V ---------------------------
+// A warp owns MT 16-row tiles of Q (rows row0 + 16·mi, in a swizzled [rows][D] tile at q_tile)
+// and multiplies them with KEYS keys of a swizzled K/V tile (rows 0..KEYS−1). s, o, mx and l are
+// the warp's accumulators in the mma C layout (ptx.cuh): the thread holds rows g and g+8 of each
+// 16-row tile, columns 2t and 2t+1 of each 8-column tile.
+
+// ldmatrix lanes: A (Q) and the transposed V both point at rows lane % 16, chunk + lane / 16; B (K)
+// at keys (lane % 8) + 8·(lane / 16), chunk + (lane / 8) % 2 (ptx.cuh's fragment layouts).
+template <int D>
+struct TileLanes {
+  LdsmLane<D> a, b;
+  __device__ __forceinline__ explicit TileLanes(int lane)
+      : a(lane & 15, lane >> 4), b((lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1) {}
+};
+
+// The accumulators before the first tile: O = 0, running max −inf, sums 0.
+template <int MT, int DT>
+__device__ __forceinline__ void warp_init(float (&o)[MT][DT][4], float (&mx)[MT][2], float (&l)[MT][2]) {
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi) {
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) o[mi][dt][c] = 0.0f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mx[mi][h] = neg_inf();
+      l[mi][h] = 0.0f;
+    }
+  }
+}
+
+template <typename T, int D, int MT, int KEYS>
+__device__ __forceinline__ void warp_qk(float (&s)[MT][KEYS / 8][4], uint32_t q_tile, int row0, uint32_t k_tile,
+                                        const TileLanes<D>& lanes) {
+  using M = ptx::Mma<T>;
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+    for (int nt = 0; nt < KEYS / 8; ++nt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) s[mi][nt][c] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    uint32_t a[MT][4];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+      ptx::ldsm_x4(q_tile + lanes.a.at(row0 + mi * 16, kk), a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
+#pragma unroll
+    for (int nj = 0; nj < KEYS / 16; ++nj) {
+      uint32_t b0, b1, b2, b3;  // keys 16nj..+7 (k lo, k hi), keys 16nj+8..+15 (k lo, k hi)
+      ptx::ldsm_x4(k_tile + lanes.b.at(16 * nj, kk), b0, b1, b2, b3);
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        M::run(s[mi][2 * nj], a[mi], b0, b1);
+        M::run(s[mi][2 * nj + 1], a[mi], b2, b3);
+      }
+    }
+  }
+}
+
+// Online softmax of one tile (masked entries −inf): s becomes P = 2^(s·scale_log2 − base), and
+// l and o are rescaled to the new running max (see above).
+template <int MT, int NT, int DT>
+__device__ __forceinline__ void warp_softmax(float (&s)[MT][NT][4], float (&o)[MT][DT][4], float (&mx)[MT][2],
+                                             float (&l)[MT][2], float scale_log2) {
+  const float kNegInf = neg_inf();
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tile_max = kNegInf;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mi][nt][2 * h], s[mi][nt][2 * h + 1]));
+      tile_max = quad_max(tile_max) * scale_log2;
+      const float new_mx = fmaxf(mx[mi][h], tile_max);
+      const float base = new_mx == kNegInf ? 0.0f : new_mx;
+      const float alpha = ptx::exp2_approx(mx[mi][h] - base);
+      mx[mi][h] = new_mx;
+      float sum = 0.0f;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const float pv = ptx::exp2_approx(fmaf(s[mi][nt][2 * h + j], scale_log2, -base));
+          s[mi][nt][2 * h + j] = pv;
+          sum += pv;
+        }
+      l[mi][h] = l[mi][h] * alpha + sum;
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt) {
+        o[mi][dt][2 * h] *= alpha;
+        o[mi][dt][2 * h + 1] *= alpha;
+      }
+    }
+}
+
+// O += P·V: P (rounded to T) comes from s, whose C layout over two 8-key tiles is the A layout of
+// one 16-key step; V's B fragments come transposed from the [keys][D] tile.
+template <typename T, int D, int MT, int KEYS>
+__device__ __forceinline__ void warp_pv(float (&o)[MT][D / 8][4], const float (&s)[MT][KEYS / 8][4], uint32_t v_tile,
+                                        const TileLanes<D>& lanes) {
+  using M = ptx::Mma<T>;
+#pragma unroll
+  for (int kj = 0; kj < KEYS / 16; ++kj) {
+    uint32_t a[MT][4];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+      a[mi][0] = M::pack(s[mi][2 * kj][0], s[mi][2 * kj][1]);
+      a[mi][1] = M::pack(s[mi][2 * kj][2], s[mi][2 * kj][3]);
+      a[mi][2] = M::pack(s[mi][2 * kj + 1][0], s[mi][2 * kj + 1][1]);
+      a[mi][3] = M::pack(s[mi][2 * kj + 1][2], s[mi][2 * kj + 1][3]);
+    }
+#pragma unroll
+    for (int dp = 0; dp < D / 16; ++dp) {
+      uint32_t b0, b1, b2, b3;  // dims 16dp..+7 (keys lo, keys hi), dims 16dp+8..+15 (keys lo, hi)
+      ptx::ldsm_x4_trans(v_tile + lanes.a.at(16 * kj, dp), b0, b1, b2, b3);
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        M::run(o[mi][2 * dp], a[mi], b0, b1);
+        M::run(o[mi][2 * dp + 1], a[mi], b2, b3);
+      }
+    }
+  }
+}
+
+// --- split-KV ------------------------------------------------------------------------------------
+// The CTA of a split kernel (grid x = row block × split, y = KV head, z = batch) and the keys its
+// ROWS packed rows see: [0, n_end), n_end being the last row's (causal rows only grow).
+template <int ROWS>
+struct SplitBlock {
+  int split, b, g, R, r0, kv_len, n_end;
+  __device__ __forceinline__ explicit SplitBlock(const Params& p) {
+    split = static_cast<int>(blockIdx.x) % p.splits;
+    r0 = static_cast<int>(blockIdx.x) / p.splits * ROWS;
+    g = blockIdx.y;
+    b = blockIdx.z;
+    R = p.group * p.q_len;
+    kv_len = p.kv_len[b];
+    n_end = visible_end(kv_len, p.q_len, (min(r0 + ROWS, R) - 1) / p.group, p.causal);
+  }
+};
+
+// The keys [begin, end) of split `split` of a row block that sees keys [0, n_end): the splits share
+// them evenly in whole tiles of TILE keys, so a short (ragged) sequence gives short splits.
+struct KeyRange {
+  int begin, end, tiles;
+};
+template <int TILE>
+__device__ __forceinline__ KeyRange split_keys(int n_end, int splits, int split) {
+  const int per_split = ((n_end + splits - 1) / splits + TILE - 1) / TILE * TILE;
+  const int begin = split * per_split;
+  const int end = min(begin + per_split, n_end);
+  return {begin, end, end > begin ? (end - begin + TILE - 1) / TILE : 0};
+}
+
+// Sets a kernel's dynamic shared-memory limit and reports how many of its CTAs fit on an SM.
+template <typename Kernel>
+cudaError_t configure_kernel(Kernel kernel, int threads, size_t smem, int* ctas_per_sm) {
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (e != cudaSuccess) return e;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, threads, smem);
+}
+
 }  // namespace attnbench::cuda::attn

@@ -41,7 +41,7 @@ template <typename T, int D>
 __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::kMinBlocks)
     prefill_mma_kernel(const Params p) {
   using Cfg = PrefillConfig<D>;
-  using M = ptx::Mma<T>;
+  using M = ptx::Mma<T>;  // (the epilogue's packing)
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, MT = Cfg::kMT, THREADS = Cfg::kThreads;
   constexpr int NT = BN / 8;  // n8 tiles of S per row block
   constexpr int DT = D / 8;   // n8 tiles of O per row block
@@ -80,26 +80,9 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
 
   const int warp_row0 = warp * 16 * MT;  // first row of this warp within the block
   const int quad_row = lane >> 2, quad_col = 2 * (lane & 3);
-  // ldmatrix lanes: A (Q) and the transposed V both point at rows lane % 16, chunk + lane / 16;
-  // B (K) at keys (lane % 8) + 8·(lane / 16), chunk + (lane / 8) % 2 (ptx.cuh's fragment layouts).
-  const LdsmLane<D> a_lane(lane & 15, lane >> 4);
-  const LdsmLane<D> b_lane((lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);
-  float o[MT][DT][4];
-  float mx[MT][2], l[MT][2];
-#pragma unroll
-  for (int mi = 0; mi < MT; ++mi) {
-#pragma unroll
-    for (int dt = 0; dt < DT; ++dt)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) o[mi][dt][c] = 0.0f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      mx[mi][h] = kNegInf;
-      l[mi][h] = 0.0f;
-    }
-  }
-  const float sl2 = p.scale_log2;
-
+  const TileLanes<D> lanes(lane);
+  float o[MT][DT][4], mx[MT][2], l[MT][2];
+  warp_init(o, mx, l);
   for (int t = 0; t < n_tiles; ++t) {
     const uint32_t buf = static_cast<uint32_t>(t & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
     const uint32_t next = static_cast<uint32_t>((t + 1) & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
@@ -117,29 +100,7 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
 
     // S = Q·K(t)ᵀ for this warp's rows × BN keys.
     float s[MT][NT][4];
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) s[mi][nt][c] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t a[MT][4];
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi)
-        ptx::ldsm_x4(q_s + a_lane.at(warp_row0 + mi * 16, kk), a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
-#pragma unroll
-      for (int nj = 0; nj < BN / 16; ++nj) {
-        uint32_t b0, b1, b2, b3;  // keys 16nj..+7 (k lo, k hi), keys 16nj+8..+15 (k lo, k hi)
-        ptx::ldsm_x4(k_s + buf + b_lane.at(16 * nj, kk), b0, b1, b2, b3);
-#pragma unroll
-        for (int mi = 0; mi < MT; ++mi) {
-          M::run(s[mi][2 * nj], a[mi], b0, b1);
-          M::run(s[mi][2 * nj + 1], a[mi], b2, b3);
-        }
-      }
-    }
+    warp_qk<T, D, MT, BN>(s, q_s, warp_row0, k_s + buf, lanes);
 
     const int key0 = t * BN;
     if (key0 + BN > n_full) {  // some key of the tile is hidden from some row: mask per element
@@ -158,61 +119,12 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
         }
     }
 
-    // Online softmax; s becomes P (unnormalised probabilities).
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float tile_max = kNegInf;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mi][nt][2 * h], s[mi][nt][2 * h + 1]));
-        tile_max = quad_max(tile_max) * sl2;
-        const float new_mx = fmaxf(mx[mi][h], tile_max);
-        const float base = new_mx == kNegInf ? 0.0f : new_mx;
-        const float alpha = ptx::exp2_approx(mx[mi][h] - base);
-        mx[mi][h] = new_mx;
-        float sum = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-          for (int j = 0; j < 2; ++j) {
-            const float pv = ptx::exp2_approx(fmaf(s[mi][nt][2 * h + j], sl2, -base));
-            s[mi][nt][2 * h + j] = pv;
-            sum += pv;
-          }
-        l[mi][h] = l[mi][h] * alpha + sum;
-#pragma unroll
-        for (int dt = 0; dt < DT; ++dt) {
-          o[mi][dt][2 * h] *= alpha;
-          o[mi][dt][2 * h + 1] *= alpha;
-        }
-      }
+    warp_softmax(s, o, mx, l, p.scale_log2);
 
     ptx::cp_async_wait<2>();
     __syncthreads();  // V(t) visible to every warp
 
-    // O += P·V(t): the S accumulator layout of two n8 tiles is the A layout of one k16 step.
-#pragma unroll
-    for (int kj = 0; kj < BN / 16; ++kj) {
-      uint32_t a[MT][4];
-#pragma unroll
-      for (int mi = 0; mi < MT; ++mi) {
-        a[mi][0] = M::pack(s[mi][2 * kj][0], s[mi][2 * kj][1]);
-        a[mi][1] = M::pack(s[mi][2 * kj][2], s[mi][2 * kj][3]);
-        a[mi][2] = M::pack(s[mi][2 * kj + 1][0], s[mi][2 * kj + 1][1]);
-        a[mi][3] = M::pack(s[mi][2 * kj + 1][2], s[mi][2 * kj + 1][3]);
-      }
-#pragma unroll
-      for (int dp = 0; dp < D / 16; ++dp) {
-        uint32_t b0, b1, b2, b3;  // dims 16dp..+7 (keys lo, keys hi), dims 16dp+8..+15 (keys lo, hi)
-        ptx::ldsm_x4_trans(v_s + buf + a_lane.at(16 * kj, dp), b0, b1, b2, b3);
-#pragma unroll
-        for (int mi = 0; mi < MT; ++mi) {
-          M::run(o[mi][2 * dp], a[mi], b0, b1);
-          M::run(o[mi][2 * dp + 1], a[mi], b2, b3);
-        }
-      }
-    }
+    warp_pv<T, D, MT, BN>(o, s, v_s + buf, lanes);
     __syncthreads();  // every warp is done with buffer t&1 before iteration t+1 refills it
   }
 
@@ -259,12 +171,8 @@ LaunchShape prefill_mma_shape() {
 
 template <Elem E, int D>
 cudaError_t prefill_mma_configure(int* ctas_per_sm) {
-  using T = typename ElemType<E>::T;
   using Cfg = PrefillConfig<D>;
-  const cudaError_t e = cudaFuncSetAttribute(prefill_mma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(Cfg::kSmem));
-  if (e != cudaSuccess) return e;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, prefill_mma_kernel<T, D>, Cfg::kThreads, Cfg::kSmem);
+  return configure_kernel(prefill_mma_kernel<typename ElemType<E>::T, D>, Cfg::kThreads, Cfg::kSmem, ctas_per_sm);
 }
 
 template <Elem E, int D>
