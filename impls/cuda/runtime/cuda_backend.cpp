@@ -212,7 +212,12 @@ Probe CudaBackend::probe() {
   p.limits.compute_units = static_cast<uint32_t>(props_.multiProcessorCount);
   p.limits.features["compute_capability"] = cat(props_.major, ".", props_.minor);
   if (props_.major == 9 && props_.minor == 0) p.limits.features["sm_90a"] = "yes";
-  baseline_used_ = used_device_bytes();
+  try {
+    baseline_used_ = used_device_bytes();  // the context's own memory: not any impl's
+  } catch (const BackendError& e) {
+    p = Probe{};
+    p.reason = e.what();
+  }
   probe_ = p;
   return p;
 }
