@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
     const int r = r0 + row;
     if (r < R) {
       const int64_t idx = packed_row_index(p, b, g, r);
-      const float lse = sum > 0.0f ? m * kLn2 + logf(sum) : kNegInf;
+      const float lse = sum > 0.0f ? natural_lse(m, sum, p) : kNegInf;
       if (p.splits == 1) p.lse[idx] = lse;
       else p.part_lse[split * rows_total + idx] = lse;
     }

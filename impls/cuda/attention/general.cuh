@@ -170,13 +170,13 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
 #pragma unroll
     for (int c = 0; c < CPT; ++c)
       if (tx + 8 * c < D) out[tx + 8 * c] = from_f32<T>(o[c] * inv);
-    if (tx == 0) p.lse[idx] = row_sum > 0.0f ? mx * kLn2 + logf(row_sum) : kNegInf;
+    if (tx == 0) p.lse[idx] = row_sum > 0.0f ? natural_lse(mx, row_sum, p) : kNegInf;
   } else {
     float* out = p.part_o + (split * rows_total + idx) * D;
 #pragma unroll
     for (int c = 0; c < CPT; ++c)
       if (tx + 8 * c < D) out[tx + 8 * c] = o[c] * inv;
-    if (tx == 0) p.part_lse[split * rows_total + idx] = row_sum > 0.0f ? mx * kLn2 + logf(row_sum) : kNegInf;
+    if (tx == 0) p.part_lse[split * rows_total + idx] = row_sum > 0.0f ? natural_lse(mx, row_sum, p) : kNegInf;
   }
 }
 

@@ -47,9 +47,14 @@ __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
 
-constexpr float kLn2 = 0.693147180559945309f;
-
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
+
+// A row's natural-log LSE from its base-2 running max mx = fl(max·scale_log2) and sum l > 0:
+// max·scale + ln l, evaluated once per row in fp64 (mx / scale_log2 recovers max·scale to one
+// fp32 rounding; mx·ln 2 in fp32 would add three more).
+__device__ __forceinline__ float natural_lse(float mx, float l, const Params& p) {
+  return static_cast<float>(static_cast<double>(mx) / p.scale_log2 * p.scale + log(static_cast<double>(l)));
+}
 
 // Keys [0, end) are visible to query i of a sequence with kv_len keys (bottom-right causal).
 __device__ __forceinline__ int visible_end(int kv_len, int q_len, int i, bool causal) {

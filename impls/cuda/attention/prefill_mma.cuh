@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
       }
       const int r = r0 + row;
       if ((lane & 3) == 0 && r < R)
-        p.lse[packed_row_index(p, b, g, r)] = row_sum > 0.0f ? mx[mi][h] * kLn2 + logf(row_sum) : kNegInf;
+        p.lse[packed_row_index(p, b, g, r)] = row_sum > 0.0f ? natural_lse(mx[mi][h], row_sum, p) : kNegInf;
     }
   __syncwarp();
   constexpr int kChunks = D / 8;
