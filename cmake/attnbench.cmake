@@ -25,7 +25,7 @@ function(attnbench_link_registered target)
   get_property(shared GLOBAL PROPERTY ATTNBENCH_SHARED_LIBS)
   target_link_libraries(${target} PRIVATE ${objects})
   if(shared)
-    target_link_libraries(${target} PRIVATE "LINKER:--push-state,--no-as-needed" ${shared} "LINKER:--pop-state")
+    target_link_libraries(${target} PRIVATE "-Wl,--push-state,--no-as-needed" ${shared} "-Wl,--pop-state")
   endif()
   # Shared backends resolve the registry from the executable.
   set_target_properties(${target} PROPERTIES ENABLE_EXPORTS ON BUILD_RPATH "$ORIGIN" INSTALL_RPATH "$ORIGIN")

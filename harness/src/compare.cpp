@@ -178,7 +178,11 @@ Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>
       if (!groups.count(name)) order.push_back(name);
       groups[name].push_back(row);
       const Json a = row.value("attnbench", Json::object());
-      if (a.contains("case_index")) keys[name] = {a["case_index"], a.value("backend", ""), a.value("variant", "")};
+      if (a.contains("case_index")) {
+        // A related case shared by shards keeps its earliest place (that of its first user).
+        const Json k = {a["case_index"], a.value("related_rank", 0), a.value("backend", ""), a.value("variant", "")};
+        if (!keys.count(name) || k < keys[name]) keys[name] = k;
+      }
     }
   }
   std::stable_sort(order.begin(), order.end(), [&](const std::string& x, const std::string& y) {

@@ -150,6 +150,9 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
 
     impl->run();
     be.synchronize();
+    // Device state right after the checked run (clocks, throttling, memory the allocator does
+    // not account for); null on backends that report none.
+    if (Json t = be.telemetry(); !t.is_null()) rec["telemetry"] = std::move(t);
     const TensorMap got = download_outputs(be, data.outputs, io);
     const std::string output_hash = hash_tensors(got);
     rec["hashes"]["outputs"] = output_hash;

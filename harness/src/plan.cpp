@@ -45,14 +45,14 @@ RunPlan plan_from_suite(const Suite& suite, const std::string& filter, const Sha
     const std::string id = pc.c.id();
     if (!std::regex_search(id, re) || !shard.contains(id)) continue;
     by_id[id] = plan.runs.size();
-    plan.runs.push_back({pc, static_cast<int>(i), Json::object()});
+    plan.runs.push_back({pc, static_cast<int>(i), 0, Json::object()});
   }
   if (!with_related) return plan;
-  // Baselines and companions, once each, after the suite's own cases.
-  int next_index = static_cast<int>(suite.cases.size());
+  // Baselines and companions, once each, placed after the first case that needs them.
   const size_t primaries = plan.runs.size();
   for (size_t k = 0; k < primaries; ++k) {
     if (!plan.runs[k].pc.skip_reason.empty()) continue;
+    int rank = 0;
     const Case c = plan.runs[k].pc.c;
     std::vector<RelatedCase> related = c.method->companions(c);
     if (auto b = c.method->baseline(c)) related.insert(related.begin(), *b);
@@ -67,7 +67,7 @@ RunPlan plan_from_suite(const Suite& suite, const std::string& filter, const Sha
       auto it = by_id.find(id);
       if (it == by_id.end()) {
         it = by_id.emplace(id, plan.runs.size()).first;
-        plan.runs.push_back({{rc, "", -1}, next_index++, Json::object()});
+        plan.runs.push_back({{rc, "", -1}, plan.runs[k].index, ++rank, Json::object()});
       }
       plan.runs[k].relations["related"][r.role] = id;
       plan.runs[it->second].relations["related_of"].push_back({{"case_id", c.id()}, {"role", r.role}});

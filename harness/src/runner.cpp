@@ -445,12 +445,14 @@ int run_suite(RunRequest req) {
     auto it = by_id.find(r.record.value("case_id", ""));
     if (it == by_id.end()) continue;
     r.record["case_index"] = it->second->index;
+    r.record["related_rank"] = it->second->related_rank;
     for (const auto& [k, v] : it->second->relations.items()) r.record[k] = v;
   }
-  std::stable_sort(rows.begin(), rows.end(), [&](const RowResult& a, const RowResult& b) {
-    return std::make_tuple(a.record.value("case_index", 0), lane_order[a.record.value("backend", "")], a.record.value("variant", "")) <
-           std::make_tuple(b.record.value("case_index", 0), lane_order[b.record.value("backend", "")], b.record.value("variant", ""));
-  });
+  const auto key = [&](const RowResult& r) {
+    return std::make_tuple(r.record.value("case_index", 0), r.record.value("related_rank", 0),
+                           lane_order[r.record.value("backend", "")], r.record.value("variant", ""));
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const RowResult& a, const RowResult& b) { return key(a) < key(b); });
   std::vector<std::string> statuses;
   std::vector<Json> out_rows;
   for (const auto& r : rows) {

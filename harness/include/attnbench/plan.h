@@ -22,7 +22,11 @@ struct Shard {
 
 struct PlannedRun {
   PlannedCase pc;
-  int index = 0;                // position in the plan: the order of the results file
+  // Position in the results file: a suite case's index in the expanded suite; a related case sits
+  // right after the first (lowest-index) case that needs it, ranked by `related_rank` (≥ 1), so
+  // the order is the same however the suite is sharded.
+  int index = 0;
+  int related_rank = 0;
   Json relations = Json::object();  // {"related": {role: id}} and/or {"related_of": [{case_id, role}]}
 };
 

@@ -1,0 +1,83 @@
+// The interface between the CUDA attention impls (attention_cuda.cpp, host C++) and the kernels
+// (*.cuh, instantiated one per .cu file in the build folder, see impls/cuda/CMakeLists.txt). Light
+// on purpose: no JSON, no attnbench headers, so nvcc's device passes parse little.
+//
+// Rows are packed per KV head (GQA packing): the G = q_heads / kv_heads query heads that share
+// KV head g and the q_len queries form R = G·q_len rows, query-major,
+//     packed row r  ->  query i = r / G,  head h = g·G + r % G,
+// so one CTA reads each K/V tile once for all of them, and a block of consecutive rows covers a
+// contiguous range of queries (what causal skipping needs).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace attnbench::cuda::attn {
+
+enum class Elem { f32, f16, bf16 };
+
+struct Params {
+  const void* q;          // [batch, q_heads, q_len, head_dim]      Elem
+  const void* k;          // [batch, kv_heads, kv_cap, head_dim]    Elem, NaN beyond kv_len[b]
+  const void* v;
+  const int32_t* kv_len;  // [batch]
+  void* o;                // [batch, q_heads, q_len, head_dim]      Elem
+  float* lse;             // [batch, q_heads, q_len]                natural log
+  // Split-KV partials ([splits][rows][head_dim] and [splits][rows], rows = batch·q_heads·q_len,
+  // row index as LSE's); null when splits == 1 and the kernel writes O and LSE itself.
+  float* part_o;
+  float* part_lse;
+  int batch, q_heads, kv_heads, head_dim, q_len, group;
+  int64_t kv_cap;
+  bool causal;
+  float scale;       // 1/sqrt(head_dim)
+  float scale_log2;  // scale·log2(e): softmax in base 2, exp2(s·scale_log2 − m·scale_log2)
+  int splits;        // KV splits per (batch, KV head, row block); 1 = no split
+};
+
+// What a kernel family needs from the host before a launch: its CTA shape and shared memory.
+struct LaunchShape {
+  int rows_per_cta;      // packed rows per CTA
+  int threads;
+  size_t smem_bytes;     // dynamic shared memory
+  int min_keys_per_split;  // a split shorter than this wastes the CTA
+};
+
+// Each family is a function template over (element type, head dim) with explicit instantiations
+// in the build folder; `configure` sets the kernel's shared-memory limit (once, in prepare) and
+// reports how many of its CTAs fit on one SM; `launch` enqueues it. Both return the CUDA error
+// instead of throwing.
+//
+// prefill_mma: tensor cores (mma.sync m16n8k16, f32 accumulation), f16/bf16, D in {64, 128, 256}.
+template <Elem E, int D>
+LaunchShape prefill_mma_shape();
+template <Elem E, int D>
+cudaError_t prefill_mma_configure(int* ctas_per_sm);
+template <Elem E, int D>
+cudaError_t prefill_mma_launch(const Params& p, cudaStream_t stream);
+
+// decode_mma: split-KV (flash-decoding) on tensor cores; MT = 16-row MMA tiles per CTA (1 or 2).
+template <Elem E, int D, int MT>
+LaunchShape decode_mma_shape();
+template <Elem E, int D, int MT>
+cudaError_t decode_mma_configure(int* ctas_per_sm);
+template <Elem E, int D, int MT>
+cudaError_t decode_mma_launch(const Params& p, int row_blocks, cudaStream_t stream);
+
+// general: CUDA cores, any element type, head_dim ≤ DMAX (64, 128, 256 or 512), split-KV or not.
+template <Elem E, int DMAX>
+LaunchShape general_shape();
+template <Elem E, int DMAX>
+cudaError_t general_configure(int* ctas_per_sm);
+template <Elem E, int DMAX>
+cudaError_t general_launch(const Params& p, int row_blocks, cudaStream_t stream);
+
+// Merges the split partials into O and LSE (one warp per row).
+template <Elem E>
+cudaError_t split_combine_launch(const Params& p, cudaStream_t stream);
+
+// Largest number of splits the partial buffers and the combine kernel accept.
+inline constexpr int kMaxSplits = 128;
+
+}  // namespace attnbench::cuda::attn

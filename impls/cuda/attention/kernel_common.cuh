@@ -1,0 +1,330 @@
+// Device-side pieces shared by the attention kernels: element types, the causal rule, the packed
+// row mapping, swizzled shared-memory tiles and their cp.async loaders, and the online-softmax
+// bookkeeping in base 2.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "../runtime/ptx.cuh"
+#include "attention_launch.h"
+
+namespace attnbench::cuda::attn {
+
+template <Elem E>
+struct ElemType;
+template <>
+struct ElemType<Elem::f32> {
+  using T = float;
+};
+template <>
+struct ElemType<Elem::f16> {
+  using T = __half;
+};
+template <>
+struct ElemType<Elem::bf16> {
+  using T = __nv_bfloat16;
+};
+
+__device__ __forceinline__ float to_f32(float x) { return x; }
+__device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T>
+__device__ __forceinline__ T from_f32(float x);
+template <>
+__device__ __forceinline__ float from_f32<float>(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ __half from_f32<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
+
+// A row's natural-log LSE from its base-2 running max mx = fl(max·scale_log2) and sum l > 0:
+// max·scale + ln l, evaluated once per row in fp64 (mx / scale_log2 recovers max·scale to one
+// fp32 rounding; mx·ln 2 in fp32 would add three more).
+__device__ __forceinline__ float natural_lse(float mx, float l, const Params& p) {
+  return static_cast<float>(static_cast<double>(mx) / p.scale_log2 * p.scale + log(static_cast<double>(l)));
+}
+
+// Keys [0, end) are visible to query i of a sequence with kv_len keys (bottom-right causal).
+__device__ __forceinline__ int visible_end(int kv_len, int q_len, int i, bool causal) {
+  if (!causal) return kv_len;
+  const int end = kv_len - q_len + i + 1;
+  return end < 0 ? 0 : (end > kv_len ? kv_len : end);
+}
+
+// The Q/O/LSE row (b, h, i) of packed row r of KV head g (attention_launch.h): multiply by
+// head_dim for Q and O.
+__device__ __forceinline__ int64_t packed_row_index(const Params& p, int b, int g, int r) {
+  const int i = r / p.group;
+  const int h = g * p.group + (r - i * p.group);
+  return (static_cast<int64_t>(b) * p.q_heads + h) * p.q_len + i;
+}
+
+// --- swizzled tiles of 16-bit elements ----------------------------------------------------------
+// A tile row holds D elements = D/8 chunks of 16 bytes; chunk c of row r is stored at chunk
+// c ^ (r & 7). An ldmatrix phase reads one chunk column of 8 consecutive rows: the XOR spreads
+// them over the 8 distinct 16-byte bank groups, and a warp's cp.async of 8 consecutive chunks of
+// one row stays conflict-free too. Needs D ≥ 64 (8 chunks per row).
+template <int D>
+__device__ __forceinline__ uint32_t swizzle(int row, int chunk) {
+  static_assert(D % 64 == 0, "the XOR swizzle needs at least 8 chunks per row");
+  return static_cast<uint32_t>(row * (D * 2) + ((chunk ^ (row & 7)) << 4));
+}
+
+// ldmatrix addressing into a swizzled tile, cheap enough to keep out of the register budget. A
+// lane points at row row0 + lane_row (row0 a multiple of 8, so row & 7 = lane_row & 7) and chunk
+// 2·step + lane_chunk (lane_chunk in {0, 1}). As 2·step has bit 0 clear, its swizzled chunk is
+// 2·step ^ x with x = lane_chunk ^ (lane_row & 7) < 8, and the XOR touches only the low three
+// bits: 8·(step / 4) + ((2·(step % 4)) ^ x). So four per-lane offsets serve every step, and with
+// row0 and step known at compile time an address is a register plus an immediate.
+template <int D>
+struct LdsmLane {
+  uint32_t row_bytes;  // lane_row · D·2
+  uint32_t x16[4];     // ((2j) ^ x) · 16 for j = 0..3
+  __device__ __forceinline__ LdsmLane(int lane_row, int lane_chunk) {
+    static_assert(D % 64 == 0, "the XOR swizzle needs at least 8 chunks per row");
+    row_bytes = static_cast<uint32_t>(lane_row * D * 2);
+    const int x = lane_chunk ^ (lane_row & 7);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) x16[j] = static_cast<uint32_t>(((2 * j) ^ x) << 4);
+  }
+  // Byte offset of (row0 + lane_row, chunk 2·step + lane_chunk) in the tile.
+  __device__ __forceinline__ uint32_t at(int row0, int step) const {
+    return row_bytes + static_cast<uint32_t>(row0 * D * 2 + (step >> 2) * 128) + x16[step & 3];
+  }
+};
+
+// Rows [0, ROWS) of a K or V tile starting at key `key0`; rows at or beyond valid_end − key0 are
+// zero-filled without reading global memory, so the NaN padding past kv_len is never touched.
+// Thread tid copies chunk tid % C of rows tid / C + i·(THREADS / C): its source advances by a
+// compile-time stride, and so does its destination when that row stride is a multiple of 8 (rows
+// 8 apart share a swizzle); otherwise (a warp loading its own tile) the swizzle is recomputed.
+template <typename T, int D, int ROWS, int THREADS>
+__device__ __forceinline__ void load_kv_tile(uint32_t dst, const T* head_base, int key0, int valid_end, int tid) {
+  constexpr int kChunks = D / 8, kRowsPerPass = THREADS / kChunks;
+  static_assert(THREADS % kChunks == 0 && ROWS % kRowsPerPass == 0, "load_kv_tile: uneven tile");
+  const int row0 = tid / kChunks, ch = tid % kChunks;
+  const T* src = head_base + (static_cast<int64_t>(key0) + row0) * D + ch * 8;
+  const uint32_t dst0 = dst + swizzle<D>(row0, ch);
+#pragma unroll
+  for (int it = 0; it < ROWS / kRowsPerPass; ++it) {
+    const int row = row0 + it * kRowsPerPass;
+    const bool ok = key0 + row < valid_end;
+    // An invalid row reads nothing, but cp.async still wants a mapped address: the tile's first
+    // key, which callers guarantee valid (key0 < valid_end).
+    const T* from = ok ? src + it * kRowsPerPass * D : head_base + static_cast<int64_t>(key0) * D;
+    const uint32_t to = kRowsPerPass % 8 == 0 ? dst0 + static_cast<uint32_t>(it * kRowsPerPass * D * 2)
+                                              : dst + swizzle<D>(row, ch);
+    ptx::cp_async_16(to, from, ok);
+  }
+}
+
+// The Q rows [r0, r0 + ROWS) of packed rows of KV head g; rows at or beyond R are zero-filled.
+template <typename T, int D, int ROWS, int THREADS>
+__device__ __forceinline__ void load_q_tile(uint32_t dst, const Params& p, int b, int g, int r0, int R, int tid) {
+  constexpr int kChunks = D / 8, kRowsPerPass = THREADS / kChunks;
+  static_assert(THREADS % kChunks == 0, "load_q_tile: uneven rows");
+  constexpr int kPasses = (ROWS + kRowsPerPass - 1) / kRowsPerPass;
+  const T* q = static_cast<const T*>(p.q);
+  const int row0 = tid / kChunks, ch = tid % kChunks;
+#pragma unroll
+  for (int it = 0; it < kPasses; ++it) {
+    const int row = row0 + it * kRowsPerPass, r = r0 + row;
+    if (ROWS % kRowsPerPass != 0 && row >= ROWS) break;
+    const bool ok = r < R;
+    const T* src = q + (ok ? packed_row_index(p, b, g, r) * D + ch * 8 : 0);
+    ptx::cp_async_16(dst + swizzle<D>(row, ch), src, ok);
+  }
+}
+
+// --- online softmax in base 2 -------------------------------------------------------------------
+// Per query row: mx = running max of s·scale_log2 (−inf before any visible key), l = Σ 2^(s·scale_log2
+// − mx) over visible keys, O = Σ 2^(...)·v. A new tile with scaled max t gives
+//   mx' = max(mx, t),  base = mx' (0 while mx' = −inf, so masked 2^(−inf − base) = 0, never NaN),
+//   alpha = 2^(mx − base) rescales l and O (0 when mx = −inf; exactly 1 when mx' = mx).
+// The row's max and sum live in the four lanes of a quad (mma C layout) or eight lanes (general).
+__device__ __forceinline__ float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+// --- one warp's share of a tile: S = Q·Kᵀ, online softmax, O += P·V ---------------------------
+// A warp owns MT 16-row tiles of Q (rows row0 + 16·mi, in a swizzled [rows][D] tile at q_tile)
+// and multiplies them with KEYS keys of a swizzled K/V tile (rows 0..KEYS−1). s, o, mx and l are
+// the warp's accumulators in the mma C layout (ptx.cuh): the thread holds rows g and g+8 of each
+// 16-row tile, columns 2t and 2t+1 of each 8-column tile.
+
+// ldmatrix lanes: A (Q) and the transposed V both point at rows lane % 16, chunk + lane / 16; B (K)
+// at keys (lane % 8) + 8·(lane / 16), chunk + (lane / 8) % 2 (ptx.cuh's fragment layouts).
+template <int D>
+struct TileLanes {
+  LdsmLane<D> a, b;
+  __device__ __forceinline__ explicit TileLanes(int lane)
+      : a(lane & 15, lane >> 4), b((lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1) {}
+};
+
+// The accumulators before the first tile: O = 0, running max −inf, sums 0.
+template <int MT, int DT>
+__device__ __forceinline__ void warp_init(float (&o)[MT][DT][4], float (&mx)[MT][2], float (&l)[MT][2]) {
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi) {
+#pragma unroll
+    for (int dt = 0; dt < DT; ++dt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) o[mi][dt][c] = 0.0f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      mx[mi][h] = neg_inf();
+      l[mi][h] = 0.0f;
+    }
+  }
+}
+
+template <typename T, int D, int MT, int KEYS>
+__device__ __forceinline__ void warp_qk(float (&s)[MT][KEYS / 8][4], uint32_t q_tile, int row0, uint32_t k_tile,
+                                        const TileLanes<D>& lanes) {
+  using M = ptx::Mma<T>;
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+    for (int nt = 0; nt < KEYS / 8; ++nt)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) s[mi][nt][c] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    uint32_t a[MT][4];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi)
+      ptx::ldsm_x4(q_tile + lanes.a.at(row0 + mi * 16, kk), a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
+#pragma unroll
+    for (int nj = 0; nj < KEYS / 16; ++nj) {
+      uint32_t b0, b1, b2, b3;  // keys 16nj..+7 (k lo, k hi), keys 16nj+8..+15 (k lo, k hi)
+      ptx::ldsm_x4(k_tile + lanes.b.at(16 * nj, kk), b0, b1, b2, b3);
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        M::run(s[mi][2 * nj], a[mi], b0, b1);
+        M::run(s[mi][2 * nj + 1], a[mi], b2, b3);
+      }
+    }
+  }
+}
+
+// Online softmax of one tile (masked entries −inf): s becomes P = 2^(s·scale_log2 − base), and
+// l and o are rescaled to the new running max (see above).
+template <int MT, int NT, int DT>
+__device__ __forceinline__ void warp_softmax(float (&s)[MT][NT][4], float (&o)[MT][DT][4], float (&mx)[MT][2],
+                                             float (&l)[MT][2], float scale_log2) {
+  const float kNegInf = neg_inf();
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tile_max = kNegInf;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mi][nt][2 * h], s[mi][nt][2 * h + 1]));
+      tile_max = quad_max(tile_max) * scale_log2;
+      const float new_mx = fmaxf(mx[mi][h], tile_max);
+      const float base = new_mx == kNegInf ? 0.0f : new_mx;
+      const float alpha = ptx::exp2_approx(mx[mi][h] - base);
+      mx[mi][h] = new_mx;
+      float sum = 0.0f;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const float pv = ptx::exp2_approx(fmaf(s[mi][nt][2 * h + j], scale_log2, -base));
+          s[mi][nt][2 * h + j] = pv;
+          sum += pv;
+        }
+      l[mi][h] = l[mi][h] * alpha + sum;
+#pragma unroll
+      for (int dt = 0; dt < DT; ++dt) {
+        o[mi][dt][2 * h] *= alpha;
+        o[mi][dt][2 * h + 1] *= alpha;
+      }
+    }
+}
+
+// O += P·V: P (rounded to T) comes from s, whose C layout over two 8-key tiles is the A layout of
+// one 16-key step; V's B fragments come transposed from the [keys][D] tile.
+template <typename T, int D, int MT, int KEYS>
+__device__ __forceinline__ void warp_pv(float (&o)[MT][D / 8][4], const float (&s)[MT][KEYS / 8][4], uint32_t v_tile,
+                                        const TileLanes<D>& lanes) {
+  using M = ptx::Mma<T>;
+#pragma unroll
+  for (int kj = 0; kj < KEYS / 16; ++kj) {
+    uint32_t a[MT][4];
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+      a[mi][0] = M::pack(s[mi][2 * kj][0], s[mi][2 * kj][1]);
+      a[mi][1] = M::pack(s[mi][2 * kj][2], s[mi][2 * kj][3]);
+      a[mi][2] = M::pack(s[mi][2 * kj + 1][0], s[mi][2 * kj + 1][1]);
+      a[mi][3] = M::pack(s[mi][2 * kj + 1][2], s[mi][2 * kj + 1][3]);
+    }
+#pragma unroll
+    for (int dp = 0; dp < D / 16; ++dp) {
+      uint32_t b0, b1, b2, b3;  // dims 16dp..+7 (keys lo, keys hi), dims 16dp+8..+15 (keys lo, hi)
+      ptx::ldsm_x4_trans(v_tile + lanes.a.at(16 * kj, dp), b0, b1, b2, b3);
+#pragma unroll
+      for (int mi = 0; mi < MT; ++mi) {
+        M::run(o[mi][2 * dp], a[mi], b0, b1);
+        M::run(o[mi][2 * dp + 1], a[mi], b2, b3);
+      }
+    }
+  }
+}
+
+// --- split-KV ------------------------------------------------------------------------------------
+// The CTA of a split kernel (grid x = row block × split, y = KV head, z = batch) and the keys its
+// ROWS packed rows see: [0, n_end), n_end being the last row's (causal rows only grow).
+template <int ROWS>
+struct SplitBlock {
+  int split, b, g, R, r0, kv_len, n_end;
+  __device__ __forceinline__ explicit SplitBlock(const Params& p) {
+    split = static_cast<int>(blockIdx.x) % p.splits;
+    r0 = static_cast<int>(blockIdx.x) / p.splits * ROWS;
+    g = blockIdx.y;
+    b = blockIdx.z;
+    R = p.group * p.q_len;
+    kv_len = p.kv_len[b];
+    n_end = visible_end(kv_len, p.q_len, (min(r0 + ROWS, R) - 1) / p.group, p.causal);
+  }
+};
+
+// The keys [begin, end) of split `split` of a row block that sees keys [0, n_end): the splits share
+// them evenly in whole tiles of TILE keys, so a short (ragged) sequence gives short splits.
+struct KeyRange {
+  int begin, end, tiles;
+};
+template <int TILE>
+__device__ __forceinline__ KeyRange split_keys(int n_end, int splits, int split) {
+  const int per_split = ((n_end + splits - 1) / splits + TILE - 1) / TILE * TILE;
+  const int begin = split * per_split;
+  const int end = min(begin + per_split, n_end);
+  return {begin, end, end > begin ? (end - begin + TILE - 1) / TILE : 0};
+}
+
+// Sets a kernel's dynamic shared-memory limit and reports how many of its CTAs fit on an SM.
+template <typename Kernel>
+cudaError_t configure_kernel(Kernel kernel, int threads, size_t smem, int* ctas_per_sm) {
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (e != cudaSuccess) return e;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, threads, smem);
+}
+
+}  // namespace attnbench::cuda::attn

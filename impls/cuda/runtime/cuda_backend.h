@@ -1,0 +1,82 @@
+// The CUDA backend: one device (option cuda.device, ATTNBENCH_CUDA_DEVICE), one stream, a tracked
+// cudaMalloc allocator, CUDA-event timing, an L2 flush and a stream hold for cold timing, NVML
+// telemetry (dlopen'ed), and a peaks probe (a device copy and an mma loop).
+//
+// Without a usable GPU probe() answers available = false with the error's name: any error from
+// cudaGetDeviceCount means "no GPU" (35, cudaErrorInsufficientDriver, where no driver is
+// installed). A sticky CUDA error marks the device lost (cuda_check.h): every later call throws
+// DeviceLostError at once.
+//
+// Untracked memory. Impls must allocate through allocator(); telemetry() compares the device's
+// used memory (cudaMemGetInfo) with the backend's own baseline plus what the allocator holds and
+// reports the difference as untracked_bytes, flagging untracked_allocation above a threshold
+// (the harness records telemetry() after the checked run, so a cudaMalloc in prepare() or run()
+// that is still held shows up in the row).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <optional>
+
+#include "attnbench/backend.h"
+
+namespace attnbench::cuda {
+
+class Nvml;
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend();
+  ~CudaBackend() override;
+
+  std::string name() const override { return "cuda"; }
+  std::vector<BackendOption> options() const override;
+  Probe probe() override;
+  Allocator& allocator() override;
+  void upload(const HostTensor& src, Buffer& dst) override;
+  void download(const Buffer& src, HostTensor& dst) override;
+  DeviceTimer& timer() override;
+  void synchronize() override;
+  Peaks measure_peaks() override;
+
+  size_t cache_bytes() const override;
+  bool flush_cache() override;
+  bool hold_stream() override;
+  void release_stream() override;
+  Json telemetry() override;
+
+  // For impls: the stream every kernel is enqueued on, and the device's properties.
+  cudaStream_t stream() const { return stream_; }
+  const cudaDeviceProp& props() const { return props_; }
+  int device() const { return device_; }
+
+ private:
+  class TrackedAllocator;
+  class EventTimer;
+  void open();             // probe()'s work; throws BackendError on a failing call
+  void require_open();     // asserts an available device (impls run only after a good probe)
+  size_t used_device_bytes() const;
+
+  std::optional<Probe> probe_;
+  int device_ = 0;
+  cudaDeviceProp props_{};
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<TrackedAllocator> allocator_;
+  std::unique_ptr<EventTimer> timer_;
+  std::unique_ptr<Nvml> nvml_;
+  // Cold timing: an L2-flush buffer (allocated on first use) and the hold flag in mapped host memory.
+  void* flush_buffer_ = nullptr;
+  size_t flush_bytes_ = 0;
+  uint8_t flush_fill_ = 0;  // a different byte each flush, so no write can be elided
+  volatile uint32_t* hold_flags_ = nullptr;  // [0] released generation, [1] generation that timed out
+  uint32_t hold_generation_ = 0;
+  bool holding_ = false;
+  // Device memory in use that is the context's and the backend's own, not any impl's.
+  size_t baseline_used_ = 0;
+};
+
+// Every impl of this backend receives the CudaBackend it was prepared on.
+CudaBackend& as_cuda(Backend& b);
+
+}  // namespace attnbench::cuda

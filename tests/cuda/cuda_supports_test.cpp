@@ -1,0 +1,69 @@
+// Which cases each CUDA attention variant takes, and the reasons it gives for the others. Needs no
+// GPU: supports() reads only the case and the device limits (here an H200's and an sm_86's).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "attnbench/registry.h"
+#include "support.h"
+
+using namespace attnbench;
+
+namespace {
+DeviceLimits limits_with_shared(uint64_t shared) {
+  DeviceLimits l;
+  l.shared_mem_bytes = shared;
+  l.compute_units = 132;
+  return l;
+}
+const DeviceLimits kH200 = limits_with_shared(227 * 1024);
+const DeviceLimits kSm86 = limits_with_shared(99 * 1024);
+
+// The variant's answer for the case, or nullopt when the CUDA backend is not compiled in.
+std::optional<Support> ask(const std::string& variant, const std::string& id, const DeviceLimits& limits) {
+  const Case c = test::case_from_id(id);
+  for (const ImplEntry* e : registry().impls(c.method_name(), "cuda"))
+    if (e->variant == variant) return e->make()->supports(c, limits);
+  return std::nullopt;
+}
+}  // namespace
+
+TEST_CASE("the cuda mma variant takes f16/bf16 at head dims 64, 128 and 256", "[unit]") {
+  if (!registry().find_backend("cuda")) return;  // not compiled in: nothing to ask
+  for (const char* id : {"gqa/decode/batch=16,q_heads=32,kv_heads=8,head_dim=128,kv_len=8192/bf16/s1",
+                         "mha/prefill/batch=2,q_heads=32,head_dim=128,q_len=4096,kv_len=4096/bf16/s1",
+                         "mqa/decode/batch=2,q_heads=16,head_dim=256,kv_len=2049/bf16/s1",
+                         "mqa/prefill/batch=1,q_heads=8,head_dim=64,q_len=300,kv_len=300/f16/s1",
+                         "mha/prefill/batch=2,q_heads=4,head_dim=256,q_len=197,kv_len=197/f16/s1"}) {
+    CAPTURE(id);
+    const auto s = ask("mma", id, kH200);
+    REQUIRE(s);
+    CHECK(s->ok);
+  }
+  const auto f32 = ask("mma", "mha/prefill/batch=1,q_heads=4,head_dim=64,q_len=100,kv_len=100/f32/s1", kH200);
+  REQUIRE(f32);
+  CHECK_FALSE(f32->ok);
+  CHECK(f32->reason == "f32: the mma variant takes f16 and bf16 (tensor cores)");
+  const auto d80 = ask("mma", "mqa/decode/batch=2,q_heads=8,head_dim=80,kv_len=777/f16/s1", kH200);
+  REQUIRE(d80);
+  CHECK_FALSE(d80->ok);
+  CHECK(d80->reason == "head_dim=80: the mma variant needs 64, 128 or 256");
+  // 192 KiB of shared memory for the d256 prefill tile: more than an sm_86 block may have.
+  const auto small = ask("mma", "mha/prefill/batch=2,q_heads=4,head_dim=256,q_len=197,kv_len=197/f16/s1", kSm86);
+  REQUIRE(small);
+  CHECK_FALSE(small->ok);
+  CHECK(small->reason.find("shared memory") != std::string::npos);
+}
+
+TEST_CASE("the cuda general variant takes every dtype and head dim", "[unit]") {
+  if (!registry().find_backend("cuda")) return;
+  for (const char* id : {"gqa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=64,q_len=50,kv_len=0/f32/s1",
+                         "mha/decode/batch=2,q_heads=8,head_dim=80,kv_len=1500,ragged=true/f16/s1",
+                         "mha/prefill/batch=1,q_heads=2,head_dim=512,q_len=33,kv_len=70/bf16/s1",
+                         "gqa/decode/batch=3,q_heads=32,kv_heads=8,head_dim=1,kv_len=9/f32/s1"}) {
+    CAPTURE(id);
+    const auto s = ask("general", id, kSm86);
+    REQUIRE(s);
+    CHECK(s->ok);
+  }
+}
