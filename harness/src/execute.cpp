@@ -209,6 +209,10 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
                      {"workspace_peak_bytes", peak > io_bytes ? peak - io_bytes : 0},
                      {"peak_bytes", peak}};
     if (row.status == "pass") rec["quality"] = c.method->quality(c, data.inputs, got);
+  } catch (const DeviceLostError& e) {
+    fail("error", e.what());
+    row.device_lost = true;
+    rec["device_lost"] = true;
   } catch (const std::exception& e) {
     fail("error", e.what());
   }

@@ -186,6 +186,10 @@ class Runner {
             emit(std::move(row));
           } else if (in.contains("done")) {
             return true;
+          } else if (in.contains("restart")) {
+            lane.worker->kill();
+            lane.worker.reset();
+            break;
           } else if (in.contains("fatal")) {
             emit(status_row(job.c, lane.name, running, lane.state.probe.device.name, "error",
                             "worker: " + in["fatal"].get<std::string>()));

@@ -240,9 +240,20 @@ int worker_main(const std::vector<std::string>& args) {
       } else if (op == "case") {
         if (msg.contains("peaks")) state.peaks = peaks_from_json(msg["peaks"]);
         const CaseJob job = job_from_json(msg);
+        bool lost = false;
         run_case_job(job, state, cache,
-                     {[&](const std::string& v) { channel.send({{"start", v}}); },
-                      [&](RowResult r) { channel.send({{"row", row_to_json(r)}}); }});
+                     {[&](const std::string& v) {
+                        if (lost) throw DeviceLostError("the device was lost earlier in this job");
+                        channel.send({{"start", v}});
+                      },
+                      [&](RowResult r) {
+                        lost |= r.device_lost;
+                        channel.send({{"row", row_to_json(r)}});
+                      }});
+        if (lost) {  // a sticky device error: this process is done; a fresh worker takes the rest
+          channel.send({{"restart", true}});
+          return 0;
+        }
         channel.send({{"done", true}});
       }
     }

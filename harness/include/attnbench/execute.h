@@ -52,6 +52,7 @@ struct RowResult {
   std::string reason;   // one line for anything but pass
   Json record = Json::object();
   std::optional<TimingResult> timing;
+  bool device_lost = false;  // a DeviceLostError: this process cannot use the device any more
   TensorMap outputs;    // the checked run's outputs, with ExecuteOptions::keep_outputs
 };
 
