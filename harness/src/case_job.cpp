@@ -44,7 +44,7 @@ void run_case_job(const CaseJob& job, BackendState& state, const ReferenceCache&
   std::optional<CaseData> data;
   for (const ImplEntry* e : runnable) {
     if (std::find(job.skip_variants.begin(), job.skip_variants.end(), e->variant) != job.skip_variants.end()) continue;
-    if (cb.on_start) cb.on_start(e->variant);
+    if (cb.on_start && !cb.on_start(e->variant)) return;
     if (!data) data = load_case_data(c, cache);
     cb.on_row(execute_case(*data, state, *e, job.exec));
   }

@@ -243,8 +243,9 @@ int worker_main(const std::vector<std::string>& args) {
         bool lost = false;
         run_case_job(job, state, cache,
                      {[&](const std::string& v) {
-                        if (lost) throw DeviceLostError("the device was lost earlier in this job");
+                        if (lost) return false;
                         channel.send({{"start", v}});
+                        return true;
                       },
                       [&](RowResult r) {
                         lost |= r.device_lost;

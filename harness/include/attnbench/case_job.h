@@ -19,7 +19,7 @@ struct CaseJob {
 };
 
 struct JobCallbacks {
-  std::function<void(const std::string& variant)> on_start;  // before a variant runs
+  std::function<bool(const std::string& variant)> on_start;  // before a variant runs; false stops the job
   std::function<void(RowResult row)> on_row;                  // after it (or the unsupported row)
 };
 
