@@ -13,7 +13,7 @@ namespace {
 // What the plans read from the probe's DeviceLimits.
 struct DeviceView {
   uint64_t shared = 0, max_binding = 0;
-  uint32_t min_sg = 0, max_sg = 0, max_wg = 0, cus = 1;
+  uint32_t min_sg = 0, max_sg = 0, max_wg = 0, cus = 1, forced_splits = 0;
   bool cpu = false;
   explicit DeviceView(const DeviceLimits& l) {
     shared = l.shared_mem_bytes;
@@ -26,6 +26,7 @@ struct DeviceView {
     max_sg = num("max_subgroup_size", l.subgroup_size);
     max_wg = num("max_workgroup_size", 128);
     cus = std::max(1u, l.compute_units);
+    forced_splits = num("forced_splits", 0);
     auto it = l.features.find("device_type");
     cpu = it != l.features.end() && it->second == "cpu";
   }
@@ -54,10 +55,11 @@ Push base_push(const attention::Shape& s) {
 }
 
 // Splits the keys so that about `target` workgroups run, each split a multiple of `step` keys
-// and at least `min_steps` steps long.
-void choose_splits(Push& p, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t min_steps) {
+// and at least `min_steps` steps long; `forced` (vulkan.splits) overrides the choice.
+void choose_splits(Push& p, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t min_steps, uint32_t forced) {
   uint32_t splits = 1;
-  if (base_groups < target && p.kv_cap > 0)
+  if (forced > 0) splits = forced;
+  else if (base_groups < target && p.kv_cap > 0)
     splits = std::clamp<uint32_t>(ceil_div(target, base_groups), 1, std::max(1u, p.kv_cap / (step * min_steps)));
   p.split_len = p.kv_cap == 0 ? step : round_up(ceil_div(p.kv_cap, splits), step);
   p.splits = p.kv_cap == 0 ? 1 : ceil_div(p.kv_cap, p.split_len);
@@ -100,7 +102,7 @@ Plan plan_split_kv(const attention::Shape& s, DType dtype, const DeviceView& d) 
   rb = ceil_div(std::max(rows, 1u), row_blocks);  // balance the blocks
   p.push.row_blocks = row_blocks;
   const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * row_blocks;
-  choose_splits(p.push, base, uint64_t{d.cpu ? 2u : 4u} * d.cus, (nt / T) * U, 4);
+  choose_splits(p.push, base, uint64_t{d.cpu ? 2u : 4u} * d.cus, (nt / T) * U, 4, d.forced_splits);
   p.shader = "attention_decode";
   p.spec = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
   p.partial_stride = 8 * nch;
@@ -128,7 +130,7 @@ Plan plan_tiled(const attention::Shape& s, DType dtype, const DeviceView& d) {
     const uint32_t rows = p.push.rows;
     p.push.row_blocks = ceil_div(std::max(rows, 1u), br);
     const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * p.push.row_blocks;
-    choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4);
+    choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4, d.forced_splits);
     p.shader = "attention_prefill";
     p.spec = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
     p.partial_stride = dp;
@@ -253,7 +255,7 @@ Plan plan_coopmat_nv(const attention::Shape& s, DType dtype, const DeviceLimits&
   p.push = base_push(s);
   p.push.row_blocks = ceil_div(std::max(p.push.rows, 1u), br);
   const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * p.push.row_blocks;
-  choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4);
+  choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4, d.forced_splits);
   p.shader = "attention_prefill_coopmat_nv";
   p.spec = {nt, D, bc, 16, nn, 16, sg, static_cast<uint32_t>(shared_words(bc))};
   p.partial_stride = D;

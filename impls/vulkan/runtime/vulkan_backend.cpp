@@ -1,6 +1,7 @@
 #include "vulkan_backend.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "attnbench/error.h"
@@ -47,12 +48,17 @@ VulkanBackend::~VulkanBackend() {
 
 std::vector<BackendOption> VulkanBackend::options() const {
   return {{"device", "", "index of the Vulkan device to use (default: a discrete GPU first, lavapipe last)"},
-          {"validation", "0", "1: Khronos validation layer with synchronization validation; any message fails the case"}};
+          {"validation", "0", "1: Khronos validation layer with synchronization validation; any message fails the case"},
+          {"splits", "0", "KV splits of every attention kernel (0: chosen from the device's compute units; tests force more)"}};
 }
 
 void VulkanBackend::open() {
   const std::string v = option("validation");
   if (v != "0" && v != "1") throw InputError(cat("vulkan: validation=", v, " is not 0 or 1"));
+  const std::string splits = option("splits");
+  char* end = nullptr;
+  const long n = std::strtol(splits.c_str(), &end, 10);
+  if (splits.empty() || *end || n < 0 || n > 4096) throw InputError(cat("vulkan: splits=", splits, " is not a count in [0, 4096]"));
   device_ = std::make_unique<Device>(option("device"), v == "1");
   stream_ = std::make_unique<Stream>(*device_);
   pipelines_ = std::make_unique<Pipelines>(*device_, *stream_);
@@ -107,6 +113,7 @@ Probe VulkanBackend::probe() {
   l.features["max_subgroup_size"] = std::to_string(c.max_subgroup_size);
   l.features["max_workgroup_size"] = std::to_string(c.props.limits.maxComputeWorkGroupInvocations);
   l.features["device_type"] = p.device.details["device_type"].get<std::string>();
+  l.features["forced_splits"] = option("splits");
   probe_ = p;
   return p;
 }

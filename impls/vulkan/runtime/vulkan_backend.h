@@ -6,6 +6,7 @@
 //   vulkan.device=N      ATTNBENCH_VULKAN_DEVICE      device index (default: the best one)
 //   vulkan.validation=1  ATTNBENCH_VULKAN_VALIDATION  Khronos validation + synchronization
 //                                                     validation; any message fails the case
+//   vulkan.splits=N      ATTNBENCH_VULKAN_SPLITS      force N KV splits (0: chosen per device)
 // Impls reach it through as_vulkan(backend).
 #pragma once
 
