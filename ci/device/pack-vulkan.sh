@@ -11,10 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/default}
 pack=.device-vulkan
-exclude=$(git rev-parse --git-path info/exclude)
-for dir in /$pack/ /.gl/; do
-  grep -qxF "$dir" "$exclude" 2>/dev/null || echo "$dir" >>"$exclude"
-done
+# Both folders are in .gitignore: the device tool carries ignored paths only when named.
 
 rm -rf "$pack"
 mkdir -p "$pack/lib"

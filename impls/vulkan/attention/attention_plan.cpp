@@ -84,12 +84,14 @@ Plan plan_split_kv(const attention::Shape& s, DType dtype, const DeviceView& d) 
   Plan p;
   p.push = base_push(s);
   const uint32_t D = static_cast<uint32_t>(s.head_dim), nch = ceil_div(D, 8), rows = p.push.rows;
-  const uint32_t T = pow2_floor(std::min({8u, d.min_sg, nch}));
+  // Up to 16 lanes per key: a 128-dim 16-bit row is 16 loads of 16 bytes, one per lane.
+  const uint32_t T = pow2_floor(std::min({16u, d.min_sg, nch}));
   const uint32_t cpl = ceil_div(nch, T), E = 8 * cpl;
-  // Registers: q and the accumulators are 2·RB·E floats per lane.
-  uint32_t rb = std::clamp(64u / E, 1u, 8u);
+  // Registers: q and the accumulators are 2·RB·E floats per lane; at most 64 (128 for the
+  // largest head_dim), so enough workgroups stay resident to keep loads in flight.
+  uint32_t rb = std::clamp(32u / E, 1u, 8u);
   rb = std::min(rb, std::max(rows, 1u));
-  const uint32_t U = 2;
+  const uint32_t U = cpl == 1 ? 4 : 2;  // keys per lane group per step: 4 or 8 loads in flight per lane
   uint32_t nt = std::max(128u, d.max_sg);
   const auto shared = [&](uint32_t threads, uint32_t r) { return uint64_t{threads / T} * r * (2 + 8 * nch) * 4; };
   while (shared(nt, rb) > d.shared && nt / 2 >= std::max(T, d.max_sg) && (nt / 2) % d.max_sg == 0) nt /= 2;
@@ -102,7 +104,8 @@ Plan plan_split_kv(const attention::Shape& s, DType dtype, const DeviceView& d) 
   rb = ceil_div(std::max(rows, 1u), row_blocks);  // balance the blocks
   p.push.row_blocks = row_blocks;
   const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * row_blocks;
-  choose_splits(p.push, base, uint64_t{d.cpu ? 2u : 4u} * d.cus, (nt / T) * U, 4, d.forced_splits);
+  // About 16 workgroups per compute unit: several waves, so the last one leaves little idle.
+  choose_splits(p.push, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, 4, d.forced_splits);
   p.shader = "attention_decode";
   p.spec = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
   p.partial_stride = 8 * nch;
