@@ -31,7 +31,7 @@ class Stream {
   // Ends, submits and waits for what was recorded (no-op when nothing was); raises validation
   // messages as BackendError.
   void finish();
-  // finish() for destructors: reports instead of throwing.
+  // The submission of finish() for destructors: reports errors instead of throwing.
   void finish_noexcept() noexcept;
   bool recording() const { return recording_; }
 
@@ -49,6 +49,7 @@ class Stream {
   double elapsed_seconds();
 
  private:
+  void submit_and_wait();
   void ensure_staging();
   Device& dev_;
   const VkApi& vk_;
@@ -57,7 +58,6 @@ class Stream {
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool query_pool_ = VK_NULL_HANDLE;
   bool recording_ = false;
-  bool has_work_ = false;
   bool marks_written_ = false;
   VkBuffer staging_ = VK_NULL_HANDLE;
   VkDeviceMemory staging_memory_ = VK_NULL_HANDLE;

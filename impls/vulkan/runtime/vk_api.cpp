@@ -2,6 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
 #include "attnbench/error.h"
 #include "vk_check.h"
 
