@@ -168,7 +168,10 @@ void Device::create_instance() {
   info.ppEnabledLayerNames = layers.data();
   info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   info.ppEnabledExtensionNames = extensions.data();
-  ATTNBENCH_VK_CHECK(vk_.vkCreateInstance(&info, nullptr, &instance_));
+  const VkResult created = vk_.vkCreateInstance(&info, nullptr, &instance_);
+  if (created == VK_ERROR_INCOMPATIBLE_DRIVER)
+    throw BackendError("vulkan: no Vulkan driver is installed for this machine (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER)");
+  ATTNBENCH_VK_CHECK(created);
   vk_.load_instance(instance_);
   if (validation_) {
     if (!vk_.vkCreateDebugUtilsMessengerEXT) throw BackendError("vulkan: vkCreateDebugUtilsMessengerEXT is missing");
