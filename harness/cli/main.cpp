@@ -50,7 +50,7 @@ std::vector<FlagSpec> run_flags(bool timing) {
       {"timeout", true, false, "seconds a row may take in its worker before its process group is killed (default 600)"},
       {"resume", false, false, "continue the interrupted run whose journal is <out>.journal"},
       {"shard", true, false, "i/N: run only the cases whose id hashes to shard i of N (0-based)"},
-      {"no-related", false, false, "do not also run each case's baseline and companion cases"},
+      {"no-related", false, false, "run: do not also run each case's baseline and companion cases (check never does)"},
       {"cache-dir", true, false, "fp64 reference cache (default $ATTNBENCH_CACHE_DIR or ~/.cache/attnbench/references)"},
   };
   if (timing) {
@@ -110,7 +110,7 @@ int verb_run(const std::string& verb, const std::vector<std::string>& argv, cons
   req.timeout_s = args.get_double("timeout", req.timeout_s);
   req.resume = args.has("resume");
   if (args.has("shard")) req.shard = Shard::parse(args.get("shard"));
-  req.related = !args.has("no-related");
+  req.related = timing && !args.has("no-related");  // related cases serve timing comparisons
   req.cache_dir = args.get("cache-dir");
   req.executable = self_executable();
   if (args.has("timing")) {

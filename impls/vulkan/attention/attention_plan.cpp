@@ -1,0 +1,271 @@
+#include "attention_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "attnbench/error.h"
+
+namespace attnbench::vulkan::attn {
+
+namespace {
+
+// What the plans read from the probe's DeviceLimits.
+struct DeviceView {
+  uint64_t shared = 0, max_binding = 0;
+  uint32_t min_sg = 0, max_sg = 0, max_wg = 0, cus = 1, forced_splits = 0;
+  bool cpu = false;
+  explicit DeviceView(const DeviceLimits& l) {
+    shared = l.shared_mem_bytes;
+    max_binding = l.max_binding_bytes;
+    const auto num = [&](const char* key, uint32_t fallback) {
+      auto it = l.features.find(key);
+      return it == l.features.end() ? fallback : static_cast<uint32_t>(std::strtoul(it->second.c_str(), nullptr, 10));
+    };
+    min_sg = num("min_subgroup_size", l.subgroup_size);
+    max_sg = num("max_subgroup_size", l.subgroup_size);
+    max_wg = num("max_workgroup_size", 128);
+    cus = std::max(1u, l.compute_units);
+    forced_splits = num("forced_splits", 0);
+    auto it = l.features.find("device_type");
+    cpu = it != l.features.end() && it->second == "cpu";
+  }
+};
+
+uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+uint32_t round_up(uint32_t a, uint32_t b) { return ceil_div(a, b) * b; }
+uint32_t pow2_floor(uint32_t x) {
+  uint32_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+Push base_push(const attention::Shape& s) {
+  Push p{};
+  p.batch = static_cast<uint32_t>(s.batch);
+  p.q_heads = static_cast<uint32_t>(s.q_heads);
+  p.kv_heads = static_cast<uint32_t>(s.kv_heads);
+  p.group = static_cast<uint32_t>(s.group());
+  p.q_len = static_cast<uint32_t>(s.q_len);
+  p.kv_cap = static_cast<uint32_t>(s.kv_cap);
+  p.rows = static_cast<uint32_t>(s.group() * s.q_len);
+  p.causal = s.causal ? 1 : 0;
+  p.scale = static_cast<float>(s.scale());
+  return p;
+}
+
+// Splits the keys so that about `target` workgroups run, each split a multiple of `step` keys
+// and at least `min_steps` steps long; `forced` (vulkan.splits) overrides the choice.
+void choose_splits(Push& p, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t min_steps, uint32_t forced) {
+  uint32_t splits = 1;
+  if (forced > 0) splits = forced;
+  else if (base_groups < target && p.kv_cap > 0)
+    splits = std::clamp<uint32_t>(ceil_div(target, base_groups), 1, std::max(1u, p.kv_cap / (step * min_steps)));
+  p.split_len = p.kv_cap == 0 ? step : round_up(ceil_div(p.kv_cap, splits), step);
+  p.splits = p.kv_cap == 0 ? 1 : ceil_div(p.kv_cap, p.split_len);
+  p.groups = static_cast<uint32_t>(base_groups * p.splits);
+}
+
+// Index arithmetic in the shaders is 32-bit, and each tensor is one binding.
+std::string binding_limits(const attention::Shape& s, DType dtype, const DeviceView& d) {
+  const uint64_t es = dtype_size(dtype);
+  const uint64_t q = static_cast<uint64_t>(s.batch * s.q_heads * s.q_len * s.head_dim);
+  const uint64_t kv = static_cast<uint64_t>(s.batch * s.kv_heads * s.kv_cap * s.head_dim);
+  for (const auto& [name, elems] : {std::pair<const char*, uint64_t>{"q/O", q}, {"k/v", kv}}) {
+    if (elems * es > d.max_binding)
+      return cat(name, " is ", elems * es, " bytes, over this device's maxStorageBufferRange of ", d.max_binding,
+                 " bytes for one binding");
+    if (elems >= (uint64_t{1} << 32)) return cat(name, " has ", elems, " elements; the shaders index with 32 bits");
+  }
+  return {};
+}
+
+Plan plan_split_kv(const attention::Shape& s, DType dtype, const DeviceView& d) {
+  Plan p;
+  p.push = base_push(s);
+  const uint32_t D = static_cast<uint32_t>(s.head_dim), nch = ceil_div(D, 8), rows = p.push.rows;
+  // Up to 16 lanes per key: a 128-dim 16-bit row is 16 loads of 16 bytes, one per lane.
+  const uint32_t T = pow2_floor(std::min({16u, d.min_sg, nch}));
+  const uint32_t cpl = ceil_div(nch, T), E = 8 * cpl;
+  // Registers: q and the accumulators are 2·RB·E floats per lane; at most 64 (128 for the
+  // largest head_dim), so enough workgroups stay resident to keep loads in flight.
+  uint32_t rb = std::clamp(32u / E, 1u, 8u);
+  rb = std::min(rb, std::max(rows, 1u));
+  const uint32_t U = cpl == 1 ? 4 : 2;  // keys per lane group per step: 4 or 8 loads in flight per lane
+  uint32_t nt = std::max(128u, d.max_sg);
+  const auto shared = [&](uint32_t threads, uint32_t r) { return uint64_t{threads / T} * r * (2 + 8 * nch) * 4; };
+  while (shared(nt, rb) > d.shared && nt / 2 >= std::max(T, d.max_sg) && (nt / 2) % d.max_sg == 0) nt /= 2;
+  while (shared(nt, rb) > d.shared && rb > 1) rb = ceil_div(rb, 2);
+  if (shared(nt, rb) > d.shared) {
+    p.unsupported = cat("head_dim=", D, " needs ", shared(nt, rb), " bytes of shared memory; the device has ", d.shared);
+    return p;
+  }
+  const uint32_t row_blocks = ceil_div(std::max(rows, 1u), rb);
+  rb = ceil_div(std::max(rows, 1u), row_blocks);  // balance the blocks
+  p.push.row_blocks = row_blocks;
+  const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * row_blocks;
+  // About 16 workgroups per compute unit: several waves, so the last one leaves little idle.
+  choose_splits(p.push, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, 4, d.forced_splits);
+  p.shader = "attention_decode";
+  p.spec = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
+  p.partial_stride = 8 * nch;
+  p.shared_bytes = shared(nt, rb);
+  return p;
+}
+
+Plan plan_tiled(const attention::Shape& s, DType dtype, const DeviceView& d) {
+  Plan p;
+  p.push = base_push(s);
+  const uint32_t D = static_cast<uint32_t>(s.head_dim);
+  const uint32_t ct = pow2_floor(std::min(8u, d.min_sg));
+  const uint32_t dp = round_up(D, std::max(8u, 4 * ct));
+  uint32_t tm = 4;
+  while (tm > 1 && tm * dp / ct > 64) tm /= 2;  // accumulators: TM·DP/CT floats per lane
+  const auto shared = [&](uint32_t br, uint32_t bc) {
+    return uint64_t{4} * (uint64_t{br} * dp + uint64_t{bc} * (dp + 4) + uint64_t{bc} * dp + uint64_t{br} * (bc + 1));
+  };
+  static const std::pair<uint32_t, uint32_t> kTiles[] = {{64, 32}, {64, 16}, {32, 32}, {32, 16}, {16, 16},
+                                                         {32, 8},  {16, 8},  {8, 8},   {16, 4},  {8, 4}, {4, 4}};
+  for (auto [br, bc] : kTiles) {
+    if (br % tm || bc % ct) continue;
+    const uint32_t nt = br / tm * ct;
+    if (nt % d.max_sg || nt > std::min(256u, d.max_wg) || shared(br, bc) > d.shared) continue;
+    const uint32_t rows = p.push.rows;
+    p.push.row_blocks = ceil_div(std::max(rows, 1u), br);
+    const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * p.push.row_blocks;
+    choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4, d.forced_splits);
+    p.shader = "attention_prefill";
+    p.spec = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
+    p.partial_stride = dp;
+    p.shared_bytes = shared(br, bc);
+    return p;
+  }
+  p.unsupported = cat("no Q/K/V tile of head_dim=", D, " fits ", d.shared, " bytes of shared memory");
+  return p;
+}
+
+}  // namespace
+
+uint32_t dtype_code(DType t) {
+  switch (t) {
+    case DType::f32: return 0;
+    case DType::f16: return 1;
+    case DType::bf16: return 2;
+    default: ATTNBENCH_ASSERT(false, "attention has no ", dtype_name(t), " kernel");
+  }
+  return 0;
+}
+
+std::string Plan::describe() const {
+  std::string s = shader + "[";
+  for (size_t i = 0; i < spec.size(); ++i) s += cat(i ? "," : "", spec[i]);
+  return cat(s, "] groups=", push.groups, " splits=", push.splits, " split_len=", push.split_len, " shared=", shared_bytes);
+}
+
+uint64_t partial_ml_bytes(const attention::Shape& s, const Plan& p) {
+  return static_cast<uint64_t>(s.batch * s.q_heads * s.q_len) * p.push.splits * 8;
+}
+
+uint64_t partial_o_bytes(const attention::Shape& s, const Plan& p) {
+  return static_cast<uint64_t>(s.batch * s.q_heads * s.q_len) * p.push.splits * p.partial_stride * 4;
+}
+
+Plan plan_portable(const attention::Shape& s, DType dtype, const DeviceLimits& limits) {
+  const DeviceView d(limits);
+  Plan none;
+  for (const char* f : {"storage16", "subgroup_basic", "subgroup_shuffle"})
+    if (!limits.has(f)) {
+      none.unsupported = cat("the device lacks ", f, ", which the portable kernels need");
+      return none;
+    }
+  if (std::string why = binding_limits(s, dtype, d); !why.empty()) {
+    none.unsupported = why;
+    return none;
+  }
+  // Few rows per KV head (decode, verification steps): the split-KV kernel reads each key once
+  // for all of them. Otherwise the tiled kernel, unless no tile fits (very large head_dim).
+  Plan p;
+  if (s.group() * s.q_len > 8) p = plan_tiled(s, dtype, d);
+  if (p.shader.empty()) p = plan_split_kv(s, dtype, d);
+  if (!p.unsupported.empty()) return p;
+  if (p.push.splits > 1 && partial_o_bytes(s, p) > d.max_binding) {
+    p.unsupported = cat("split partials of ", partial_o_bytes(s, p), " bytes exceed one binding");
+  }
+  return p;
+}
+
+Plan plan_coopmat_nv(const attention::Shape& s, DType dtype, const DeviceLimits& limits, const std::string& phase) {
+  const DeviceView d(limits);
+  Plan p;
+  if (!limits.has("coopmat_nv")) {
+    p.unsupported = "the device does not offer VK_NV_cooperative_matrix with f16 inputs and f32 accumulators";
+    return p;
+  }
+  if (dtype != DType::f16) {
+    p.unsupported = cat("dtype ", dtype_name(dtype), ": VK_NV_cooperative_matrix v1 has no bf16, and this variant is f16 only");
+    return p;
+  }
+  if (phase != "prefill") {
+    p.unsupported = "decode is memory-bound and served by the portable split-KV kernel; this variant is a prefill kernel";
+    return p;
+  }
+  if (!limits.has("workgroup_explicit_layout16")) {
+    p.unsupported = "the device lacks VK_KHR_workgroup_memory_explicit_layout with 16-bit access";
+    return p;
+  }
+  if (!limits.has("subgroup_shuffle") || !limits.has("subgroup_vote") || !limits.has("storage16")) {
+    p.unsupported = "the device lacks subgroup shuffle/vote or 16-bit storage";
+    return p;
+  }
+  const uint32_t D = static_cast<uint32_t>(s.head_dim);
+  if (D % 16 != 0 || D > 256) {
+    p.unsupported = cat("head_dim=", D, ": the cooperative-matrix kernel needs a multiple of 16 up to 256");
+    return p;
+  }
+  if (d.min_sg != d.max_sg || d.min_sg < 16 || d.min_sg % 16 != 0) {
+    p.unsupported = cat("subgroup size ", d.min_sg, "..", d.max_sg, ": the kernel needs one fixed size, a multiple of 16");
+    return p;
+  }
+  if (std::string why = binding_limits(s, dtype, d); !why.empty()) {
+    p.unsupported = why;
+    return p;
+  }
+  // Shape: 16xNx16 with N = 16 preferred, else 8.
+  uint32_t nn = 0;
+  auto it = limits.features.find("coopmat_nv_f16_shapes");
+  const std::string shapes = it == limits.features.end() ? "" : it->second;
+  if (shapes.find("16x16x16") != std::string::npos) nn = 16;
+  else if (shapes.find("16x8x16") != std::string::npos) nn = 8;
+  if (!nn) {
+    p.unsupported = cat("no 16x16x16 or 16x8x16 f16 cooperative-matrix shape (device offers: ", shapes, ")");
+    return p;
+  }
+  const uint32_t sg = d.min_sg, nw = 4, nt = nw * sg, br = nw * 16, ds = D + 8;
+  const auto shared_words = [&](uint32_t bc) {
+    const uint64_t halves = 2ull * (uint64_t{bc} * ds + uint64_t{nw} * 16 * (bc + 4)) + uint64_t{nw} * 16 * (bc + 8);
+    return (halves / 2 + 3) / 4 * 4;
+  };
+  uint32_t bc = 0;
+  for (uint32_t c = 128; c >= 32; c -= 16)
+    if (shared_words(c) * 4 <= d.shared) {
+      bc = c;
+      break;
+    }
+  if (!bc || nt > d.max_wg) {
+    p.unsupported = cat("head_dim=", D, ": no key tile of at least 32 fits ", d.shared, " bytes of shared memory");
+    return p;
+  }
+  p.push = base_push(s);
+  p.push.row_blocks = ceil_div(std::max(p.push.rows, 1u), br);
+  const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * p.push.row_blocks;
+  choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4, d.forced_splits);
+  p.shader = "attention_prefill_coopmat_nv";
+  p.spec = {nt, D, bc, 16, nn, 16, sg, static_cast<uint32_t>(shared_words(bc))};
+  p.partial_stride = D;
+  p.shared_bytes = shared_words(bc) * 4;
+  if (p.push.splits > 1 && partial_o_bytes(s, p) > d.max_binding)
+    p.unsupported = cat("split partials of ", partial_o_bytes(s, p), " bytes exceed one binding");
+  return p;
+}
+
+}  // namespace attnbench::vulkan::attn

@@ -1,0 +1,73 @@
+// In-run ceilings of the Vulkan device (DESIGN.md §3), timed with the backend's own timestamps:
+//  - copy: a shader copying one buffer into another in 16-byte words, bytes read + written,
+//    over buffers far larger than any cache (256 MiB each where the device binds that much);
+//  - flops: eight independent vec4 FMA chains per invocation, 2 flops per FMA lane.
+// Each is the best of several launches after a warm-up.
+#include <algorithm>
+
+#include "attnbench/error.h"
+#include "vulkan_backend.h"
+
+namespace attnbench::vulkan {
+
+namespace {
+
+constexpr int kRepeats = 5;
+constexpr uint32_t kWorkgroup = 256;
+
+template <typename Launch>
+double best_seconds(VulkanBackend& be, Launch launch) {
+  launch();  // warm-up: pipeline creation, first touch of the memory
+  be.synchronize();
+  double best = 0;
+  for (int r = 0; r < kRepeats; ++r) {
+    be.timer().start();
+    launch();
+    be.timer().stop();
+    const double s = be.timer().seconds();
+    if (r == 0 || s < best) best = s;
+  }
+  return best;
+}
+
+}  // namespace
+
+Peaks measure_vulkan_peaks(VulkanBackend& be) {
+  const DeviceCaps& c = be.caps();
+  Peaks p;
+
+  const uint64_t want = c.cpu() ? uint64_t{64} << 20 : uint64_t{256} << 20;
+  const uint64_t bytes = std::min<uint64_t>({want, c.props.limits.maxStorageBufferRange, be.allocator().max_allocation()}) & ~uint64_t{15};
+  BufferPtr src = be.allocator().allocate(bytes, "peaks.copy_src");
+  BufferPtr dst = be.allocator().allocate(bytes, "peaks.copy_dst");
+  be.stream().fill(vk_buffer(*src), src->offset(), bytes, 0x3C3C3C3Cu);
+  const Pipeline& copy = be.pipeline("peak_copy", {kWorkgroup}, 2);
+  auto copy_kernel = be.bind(copy, {src.get(), dst.get()});
+  const uint32_t words = static_cast<uint32_t>(bytes / 16);
+  const uint32_t copy_groups = std::min<uint32_t>(c.compute_units * 16, (words + kWorkgroup - 1) / kWorkgroup);
+  const uint32_t copy_push[2] = {words, copy_groups};
+  const double copy_s = best_seconds(be, [&] { be.dispatch(*copy_kernel, copy_push, sizeof copy_push, copy_groups); });
+  p.copy_bytes_per_s = 2.0 * static_cast<double>(bytes) / copy_s;
+  copy_kernel.reset();
+  src.reset();
+  dst.reset();
+
+  const uint32_t fma_groups = c.compute_units * 8;
+  const uint32_t iterations = c.cpu() ? 512 : 4096;
+  BufferPtr sink = be.allocator().allocate(uint64_t{fma_groups} * kWorkgroup * 16, "peaks.fma_sink");
+  const Pipeline& fma = be.pipeline("peak_fma", {kWorkgroup}, 1);
+  auto fma_kernel = be.bind(fma, {sink.get()});
+  struct {
+    uint32_t iterations, groups;
+    float a, b;
+  } push{iterations, fma_groups, 0.999999f, 1e-7f};
+  const double fma_s = best_seconds(be, [&] { be.dispatch(*fma_kernel, &push, sizeof push, fma_groups); });
+  p.flops_per_s = 2.0 * 4 * 8 * static_cast<double>(iterations) * fma_groups * kWorkgroup / fma_s;
+
+  p.how = cat("copy: shader copy of ", bytes >> 20, " MiB in 16-byte words, bytes read + written, best of ", kRepeats,
+              " timestamped launches; flops: 8 vec4 fp32 FMA chains x ", iterations, " iterations on ", fma_groups, "x",
+              kWorkgroup, " invocations, best of ", kRepeats);
+  return p;
+}
+
+}  // namespace attnbench::vulkan

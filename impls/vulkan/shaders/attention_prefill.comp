@@ -1,0 +1,177 @@
+#version 450
+// Tiled attention for many query rows per KV head (prefill), portable: no cooperative matrices,
+// only shared memory and subgroup shuffles. A workgroup owns BR packed rows of one (batch, KV
+// head) and one split of the keys. Q stays in shared memory; K and V tiles of BC keys are
+// loaded with 16-byte loads (once per tile for all BR rows: GQA packing), and each thread
+// computes a TM x TN block of S = Q·Kᵀ from registers. A row's team of CT lanes (one subgroup
+// shares it) reduces the row's maximum and sum with shuffles, rescales its accumulators (online
+// softmax), writes P to shared memory, and accumulates O += P·V over a TM x DP/CT block.
+// Tiles beyond the block's last visible key (causal, ragged) are skipped; keys past the end are
+// zero-filled in shared memory, so padding (NaN) is never read.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint DTYPE = 0u;
+layout(constant_id = 2) const uint D = 128u;    // head_dim
+layout(constant_id = 3) const uint DP = 128u;   // padded head_dim: a multiple of 8 and of 4·CT
+layout(constant_id = 4) const uint BR = 32u;    // packed rows per workgroup
+layout(constant_id = 5) const uint BC = 16u;    // keys per tile (a multiple of CT)
+layout(constant_id = 6) const uint TM = 4u;     // rows per thread
+layout(constant_id = 7) const uint CT = 8u;     // lanes per row team: a power of two dividing the subgroup
+layout(constant_id = 8) const bool VEC = true;  // D·sizeof(dtype) is a multiple of 16
+
+#include "attention_common.glsl"
+
+const uint NT = gl_WorkGroupSize.x;  // (BR / TM) · CT
+const uint TN = BC / CT;             // keys per thread in S
+const uint DP4 = DP / 4u;
+const uint DPT4 = DP4 / CT;          // vec4s of O per thread and row
+const uint NCH = DP / 8u;
+const uint KS = DP4 + 1u;            // K row stride in vec4s: the pad keeps a team's reads on distinct banks
+const uint PS = BC + 1u;
+
+DECLARE_INPUT(0, q4, q2, q1)
+DECLARE_INPUT(1, k4, k2, k1)
+DECLARE_INPUT(2, v4, v2, v1)
+layout(binding = 3) readonly buffer KvLen { int kv_len[]; };
+layout(binding = 4) writeonly buffer O32 { uint o1[]; };
+layout(binding = 4) writeonly buffer O16 { uint16_t o2[]; };
+layout(binding = 5) writeonly buffer Lse { float lse[]; };
+layout(binding = 6) writeonly buffer PartMl { vec2 part_ml[]; };
+layout(binding = 7) writeonly buffer PartO { vec4 part_o[]; };
+
+DEFINE_LOAD8(load_q, q4, q2, q1)
+DEFINE_LOAD8(load_k, k4, k2, k1)
+DEFINE_LOAD8(load_v, v4, v2, v1)
+
+shared vec4 Qs[BR * DP4];
+shared vec4 Ks[BC * KS];
+shared vec4 Vs[BC * DP4];
+shared float Ps[BR * PS];
+
+void main() {
+  const uint wg = workgroup_index();
+  if (wg >= pc.groups) return;
+  // Row blocks outermost and last first: causal blocks late in the sequence, which see the
+  // most keys, start first.
+  const uint split = wg % pc.splits;
+  const uint bh = (wg / pc.splits) % (pc.batch * pc.kv_heads);
+  const uint rb = pc.row_blocks - 1u - wg / (pc.splits * pc.batch * pc.kv_heads);
+  const uint b = bh / pc.kv_heads, kvh = bh % pc.kv_heads;
+  const uint kvlen = uint(clamp(kv_len[b], 0, int(pc.kv_cap)));
+  const uint tid = gl_LocalInvocationIndex;
+  const uint vl = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+  const uint rg = vl / CT, ct = vl % CT;
+
+  for (uint idx = tid; idx < BR * NCH; idx += NT) {
+    const uint lr = idx / NCH, c = idx % NCH, r = rb * BR + lr;
+    vec4 lo = vec4(0.0), hi = vec4(0.0);
+    if (r < pc.rows) load_q(out_row(b, head_of(kvh, r), pos_of(r)) * D + c * 8u, c * 8u < D ? D - c * 8u : 0u, lo, hi);
+    Qs[lr * DP4 + c * 2u] = lo;
+    Qs[lr * DP4 + c * 2u + 1u] = hi;
+  }
+
+  uint vend[TM];
+  float m[TM], l[TM];
+  vec4 acc[TM][DPT4];
+  for (uint tm = 0u; tm < TM; ++tm) {
+    const uint r = rb * BR + rg * TM + tm;
+    vend[tm] = r < pc.rows ? visible_end(kvlen, pos_of(r)) : 0u;
+    m[tm] = NEG_INF;
+    l[tm] = 0.0;
+    for (uint j = 0u; j < DPT4; ++j) acc[tm][j] = vec4(0.0);
+  }
+  // The block's last row sees the most keys (visible_end grows with the position).
+  const uint last = min(pc.rows, rb * BR + BR) - 1u;
+  const uint k0 = split * pc.split_len;
+  const uint k1 = min(k0 + pc.split_len, visible_end(kvlen, pos_of(last)));
+  const uint kvbase = (b * pc.kv_heads + kvh) * pc.kv_cap * D;
+
+  for (uint t0 = k0; t0 < k1; t0 += BC) {
+    barrier();  // the previous tile's readers are done
+    for (uint idx = tid; idx < BC * NCH; idx += NT) {
+      const uint key = idx / NCH, c = idx % NCH, n = t0 + key;
+      vec4 klo = vec4(0.0), khi = vec4(0.0), vlo = vec4(0.0), vhi = vec4(0.0);
+      if (n < k1 && c * 8u < D) {
+        load_k(kvbase + n * D + c * 8u, D - c * 8u, klo, khi);
+        load_v(kvbase + n * D + c * 8u, D - c * 8u, vlo, vhi);
+      }
+      Ks[key * KS + c * 2u] = klo;
+      Ks[key * KS + c * 2u + 1u] = khi;
+      Vs[key * DP4 + c * 2u] = vlo;
+      Vs[key * DP4 + c * 2u + 1u] = vhi;
+    }
+    barrier();
+
+    float s[TM][TN];
+    for (uint tm = 0u; tm < TM; ++tm)
+      for (uint jn = 0u; jn < TN; ++jn) s[tm][jn] = 0.0;
+    for (uint d4 = 0u; d4 < DP4; ++d4) {
+      vec4 qv[TM];
+      for (uint tm = 0u; tm < TM; ++tm) qv[tm] = Qs[(rg * TM + tm) * DP4 + d4];
+      for (uint jn = 0u; jn < TN; ++jn) {
+        const vec4 kv = Ks[(ct + jn * CT) * KS + d4];
+        for (uint tm = 0u; tm < TM; ++tm) s[tm][jn] += dot(qv[tm], kv);
+      }
+    }
+
+    for (uint tm = 0u; tm < TM; ++tm) {
+      float mt = NEG_INF;
+      for (uint jn = 0u; jn < TN; ++jn) {
+        const uint n = t0 + ct + jn * CT;
+        s[tm][jn] = (n < k1 && n < vend[tm]) ? s[tm][jn] * pc.scale : NEG_INF;
+        mt = max(mt, s[tm][jn]);
+      }
+      for (uint o = 1u; o < CT; o <<= 1u) mt = max(mt, subgroupShuffleXor(mt, o));
+      const float mn = max(m[tm], mt);
+      // mn = −inf: no key of the row so far; nothing to add or rescale.
+      const float alpha = (mn == NEG_INF || m[tm] == NEG_INF) ? (mn == NEG_INF ? 1.0 : 0.0) : exp2((m[tm] - mn) * LOG2E);
+      float psum = 0.0;
+      for (uint jn = 0u; jn < TN; ++jn) {
+        const float p = s[tm][jn] == NEG_INF ? 0.0 : exp2((s[tm][jn] - mn) * LOG2E);
+        psum += p;
+        Ps[(rg * TM + tm) * PS + ct + jn * CT] = p;
+      }
+      for (uint o = 1u; o < CT; o <<= 1u) psum += subgroupShuffleXor(psum, o);
+      l[tm] = l[tm] * alpha + psum;
+      m[tm] = mn;
+      for (uint j = 0u; j < DPT4; ++j) acc[tm][j] *= alpha;
+    }
+    barrier();
+
+    const uint keys = min(BC, k1 - t0);
+    for (uint n = 0u; n < keys; ++n) {
+      vec4 vv[DPT4];
+      for (uint j = 0u; j < DPT4; ++j) vv[j] = Vs[n * DP4 + ct + j * CT];
+      for (uint tm = 0u; tm < TM; ++tm) {
+        const float p = Ps[(rg * TM + tm) * PS + n];
+        for (uint j = 0u; j < DPT4; ++j) acc[tm][j] += p * vv[j];
+      }
+    }
+  }
+
+  for (uint tm = 0u; tm < TM; ++tm) {
+    const uint r = rb * BR + rg * TM + tm;
+    if (r >= pc.rows) continue;
+    const uint orow = out_row(b, head_of(kvh, r), pos_of(r));
+    if (pc.splits > 1u) {
+      for (uint j = 0u; j < DPT4; ++j) part_o[(orow * pc.splits + split) * DP4 + ct + j * CT] = acc[tm][j];
+      if (ct == 0u) part_ml[orow * pc.splits + split] = vec2(m[tm], l[tm]);
+      continue;
+    }
+    for (uint j = 0u; j < DPT4; ++j) {
+      const vec4 o = l[tm] == 0.0 ? vec4(0.0) : acc[tm][j] / l[tm];
+      for (uint e = 0u; e < 4u; ++e) {
+        const uint x = (ct + j * CT) * 4u + e;
+        if (x >= D) continue;
+        if (DTYPE == DT_F32) o1[orow * D + x] = floatBitsToUint(o[e]);
+        else o2[orow * D + x] = uint16_t(f32_to_storage16(o[e], DTYPE));
+      }
+    }
+    if (ct == 0u) lse[orow] = l[tm] == 0.0 ? NEG_INF : m[tm] + log(l[tm]);
+  }
+}

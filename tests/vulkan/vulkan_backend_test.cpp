@@ -1,0 +1,158 @@
+// The Vulkan backend's contracts: device choice errors, VkResult errors as BackendError,
+// validation messages failing the work that caused them, forced KV splits (the merge pass) and
+// the kernels' plans for the H200 the project benchmarks on.
+#include <catch2/catch.hpp>
+
+#include "support.h"
+
+#if ATTNBENCH_HAS_VULKAN
+
+#include "attnbench/error.h"
+#include "impls/vulkan/attention/attention_plan.h"
+#include "impls/vulkan/runtime/vk_check.h"
+#include "impls/vulkan/runtime/vulkan_backend.h"
+
+using namespace attnbench;
+using Catch::Matchers::Contains;
+
+TEST_CASE("a Vulkan device index out of range is an input error naming the devices", "[vulkan]") {
+  test::require_backend("vulkan");
+  vulkan::VulkanBackend be;
+  be.set_option("device", "99");
+  REQUIRE_THROWS_AS(be.probe(), InputError);
+  try {
+    be.probe();
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Contains("=99 is out of range (devices: 0 \""));
+  }
+}
+
+TEST_CASE("a failed Vulkan call is a BackendError naming the call and the VkResult", "[vulkan]") {
+  const auto fail = [] { ATTNBENCH_VK_CHECK(static_cast<VkResult>(VK_ERROR_OUT_OF_DEVICE_MEMORY)); };
+  REQUIRE_THROWS_AS(fail(), BackendError);
+  try {
+    fail();
+  } catch (const BackendError& e) {
+    CHECK_THAT(e.what(), Contains("VK_ERROR_OUT_OF_DEVICE_MEMORY"));
+    CHECK_THAT(e.what(), Contains("vulkan: "));
+  }
+  auto& be = test::require_backend("vulkan");
+  CHECK_THROWS_AS(be.allocator().allocate(be.allocator().max_allocation() + 1, "too_big"), BackendError);
+}
+
+TEST_CASE("a synchronization hazard found by validation fails the submission", "[vulkan]") {
+  test::require_backend("vulkan");
+  vulkan::VulkanBackend be;
+  be.set_option("validation", "1");
+  REQUIRE(be.probe().available);
+  BufferPtr src = be.allocator().allocate(1 << 16, "src"), dst = be.allocator().allocate(1 << 16, "dst");
+  const vulkan::Pipeline& p = be.pipeline("peak_copy", {64}, 2);
+  auto k = be.bind(p, {src.get(), dst.get()});
+  const auto& vk = be.device().vk();
+  VkCommandBuffer cb = be.stream().commands();
+  const uint32_t push[32] = {(1 << 16) / 16, 4};
+  // A dispatch writing dst, then a fill of dst with no barrier between them: write-after-write.
+  vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  const VkDescriptorSet set = k->set();
+  vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+  vk.vkCmdPushConstants(cb, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+  vk.vkCmdDispatch(cb, 4, 1, 1);
+  vk.vkCmdFillBuffer(cb, vulkan::vk_buffer(*dst), dst->offset(), 256, 0);
+  try {
+    be.synchronize();
+    FAIL("synchronize() raised no validation message");
+  } catch (const BackendError& e) {
+    CHECK_THAT(e.what(), Contains("SYNC-HAZARD-WRITE-AFTER-WRITE"));
+  }
+  // The same work through the backend's stream (a barrier before every command) raises nothing.
+  be.dispatch(*k, push, 8, 4);
+  be.stream().fill(vulkan::vk_buffer(*dst), dst->offset(), 256, 0);
+  CHECK_NOTHROW(be.synchronize());
+}
+
+TEST_CASE("split-KV partials merge to the single-pass answer", "[vulkan]") {
+  test::require_backend("vulkan");
+  vulkan::VulkanBackend be;
+  be.set_option("splits", "3");
+  REQUIRE(be.probe().available);
+  const char* ids[] = {
+      "gqa/decode/batch=3,q_heads=8,kv_heads=2,head_dim=80,kv_len=300,ragged=true/bf16/s1",
+      "gqa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=64,q_len=40,kv_len=200,ragged=true/f16/s1",
+      "mha/prefill/batch=1,q_heads=2,head_dim=32,q_len=70,kv_len=70,causal=true/f32/s1",
+      "gqa/prefill/batch=1,q_heads=4,kv_heads=1,head_dim=16,q_len=30,kv_len=5/f32/s1",
+  };
+  for (const char* id : ids) {
+    INFO(id);
+    const auto rows = test::check_case(test::case_from_id(id), be);
+    REQUIRE(!rows.empty());
+    for (const auto& r : rows) CHECK(r.status + " " + r.reason == "pass ");
+  }
+}
+
+namespace {
+
+// The limits the NVIDIA driver reports for an H200 (ANCHORS.md §1): subgroup 32, 48 KiB shared,
+// cooperative matrices, 132 SMs.
+DeviceLimits h200_limits() {
+  DeviceLimits l;
+  l.max_binding_bytes = 0xffffffffull;
+  l.shared_mem_bytes = 49152;
+  l.subgroup_size = 32;
+  l.compute_units = 132;
+  for (const char* f : {"storage16", "subgroup_basic", "subgroup_shuffle", "subgroup_vote", "coopmat_nv",
+                        "workgroup_explicit_layout16"})
+    l.features[f] = "yes";
+  l.features["coopmat_nv_f16_shapes"] = "16x8x16,16x8x8,16x16x16";
+  l.features["min_subgroup_size"] = "32";
+  l.features["max_subgroup_size"] = "32";
+  l.features["max_workgroup_size"] = "1024";
+  l.features["device_type"] = "discrete";
+  return l;
+}
+
+attention::Shape shape(int64_t b, int64_t hq, int64_t hkv, int64_t d, int64_t q, int64_t kv, bool causal) {
+  return {b, hq, hkv, d, q, kv, causal};
+}
+
+}  // namespace
+
+TEST_CASE("the H200 plans: split decode across the SMs, cooperative-matrix f16 prefill", "[unit]") {
+  const DeviceLimits h200 = h200_limits();
+  // Headline decode: 128 (batch, KV head) pairs split so every SM has work.
+  const auto dec = vulkan::attn::plan_portable(shape(16, 32, 8, 128, 1, 8192, true), DType::bf16, h200);
+  REQUIRE(dec.unsupported.empty());
+  CHECK(dec.shader == "attention_decode");
+  CHECK(dec.push.groups >= 4 * 132);
+  CHECK(dec.push.splits * dec.push.split_len >= 8192);
+  CHECK(dec.shared_bytes <= 49152);
+  // Headline prefill: 64-row blocks on the tensor cores, one split (4096 workgroups already).
+  const auto pre = vulkan::attn::plan_coopmat_nv(shape(2, 32, 32, 128, 4096, 4096, true), DType::f16, h200, "prefill");
+  REQUIRE(pre.unsupported.empty());
+  CHECK(pre.shader == "attention_prefill_coopmat_nv");
+  CHECK(pre.push.splits == 1);
+  CHECK(pre.push.groups == 2 * 32 * 64);
+  CHECK(pre.shared_bytes <= 49152);
+  CHECK(pre.spec[4] == 16);  // 16x16x16 preferred
+  // bf16 prefill has no cooperative-matrix path (NV v1): the portable tiled kernel serves it.
+  CHECK(!vulkan::attn::plan_coopmat_nv(shape(2, 32, 8, 128, 4096, 4096, true), DType::bf16, h200, "prefill").unsupported.empty());
+  const auto tiled = vulkan::attn::plan_portable(shape(2, 32, 8, 128, 4096, 4096, true), DType::bf16, h200);
+  CHECK(tiled.shader == "attention_prefill");
+  // Every head_dim 1..512 has a portable plan, on the H200 and on lavapipe's 32 KiB.
+  DeviceLimits lavapipe = h200;
+  lavapipe.shared_mem_bytes = 32768;
+  for (const char* sg : {"8", "4"}) {
+    lavapipe.features["min_subgroup_size"] = lavapipe.features["max_subgroup_size"] = sg;
+    for (int64_t d = 1; d <= 512; ++d)
+      for (int64_t q : {1, 300}) {
+        INFO("head_dim " << d << " q_len " << q << " subgroup " << sg);
+        CHECK(vulkan::attn::plan_portable(shape(1, 8, 2, d, q, 300, true), DType::f16, h200).unsupported.empty());
+        CHECK(vulkan::attn::plan_portable(shape(1, 8, 2, d, q, 300, true), DType::f32, lavapipe).unsupported.empty());
+      }
+  }
+}
+
+#else
+
+TEST_CASE("the Vulkan backend is compiled in", "[vulkan]") { attnbench::test::require_backend("vulkan"); }
+
+#endif
