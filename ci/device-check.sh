@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The whole check on the GPU machine (one NVIDIA H200), in one script, as DESIGN.md §8 and the
+# CUDA and Vulkan issues ask: run it there from the repository root with what
+# ci/device/prepare.sh made here carried along (build/bundle, .gl):
+#
+#   OUT=$OUT bash ci/device-check.sh          (about 9 minutes; each step has a limit)
+#
+# Steps, in order, each appending to $OUT/device.log, each result written to $OUT as it finishes
+# (so a run cut short still returns what it did), later steps skipped once the budget is spent:
+#   1. the device: nvidia-smi, the Vulkan loader and NVIDIA's ICD, `attnbench env --peaks`  -> env.json
+#   2. compute-sanitizer memcheck and racecheck on the smoke suite (CUDA), where the machine's
+#      runtime allows it; the [cuda] and [vulkan] tests (device Philox against the host's)
+#   3. correctness: `check suites/ci.json` on cuda, vulkan and cpu                       -> check_ci.json
+#   4. the anchor shapes (ANCHORS.md §2) timed on cuda and vulkan                           -> bench.json
+#   5. torch SDPA (FLASH, CUDNN) on the same inputs, the same way, with the ratios          -> torch.json
+#   6. the model suites on the GPU backends                                       -> models-<model>.json
+# Eight files at most come back from $OUT; this writes eight.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+: "${OUT:?set OUT to the folder the results go to}"
+mkdir -p "$OUT"
+bundle=${BUNDLE:-build/bundle}
+ab=$bundle/attnbench
+tests=$bundle/attnbench_tests
+log=$OUT/device.log
+budget=${ATTNBENCH_DEVICE_BUDGET_S:-540}
+start=$SECONDS
+summary=()
+export ATTNBENCH_CACHE_DIR=/tmp/attnbench-references
+
+# step NAME LIMIT_S COMMAND...: runs it with a time limit (skipped once the budget is spent).
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local left=$((budget - (SECONDS - start)))
+  if [ "$left" -le 10 ]; then
+    summary+=("$(printf '%-16s skipped: budget spent' "$name")")
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  local t0=$SECONDS
+  echo "=== $name ($(date -u +%H:%M:%S), limit ${limit} s): $*" >>"$log"
+  timeout -k 10 "$limit" "$@" >>"$log" 2>&1
+  local rc=$?
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "=== $name: TIMED OUT" >>"$log"
+  echo "=== $name: exit $rc after $((SECONDS - t0)) s" >>"$log"
+  summary+=("$(printf '%-16s exit %3d  %4d s' "$name" "$rc" "$((SECONDS - t0))")")
+}
+
+[ -x "$ab" ] || { echo "device-check: no bundle at $bundle (run ci/device/prepare.sh here)" | tee -a "$log"; exit 1; }
+
+# 1. The device, the Vulkan loader (carried .debs, unpacked as the device README says) and ICD.
+if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1' && ls .gl/*.deb >/dev/null 2>&1; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+if [ -z "${VK_DRIVER_FILES:-}" ]; then
+  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+             /etc/vulkan/icd.d/nvidia_icd.json; do
+    [ -f "$icd" ] && { export VK_DRIVER_FILES=$icd; break; }
+  done
+fi
+echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-unset}" >>"$log"
+step nvidia-smi 20 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,memory.total --format=csv
+step env 90 bash -c "'$ab' env --peaks > '$OUT/env.json'"
+
+# 2. Sanitizers first (the GPU machine's runtime may refuse them: the step records it), then the
+#    device tests.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+if [ -n "$sanitizer" ]; then
+  for tool in memcheck racecheck; do
+    step "$tool" 90 "$sanitizer" --tool "$tool" --error-exitcode 86 --print-limit 20 \
+      "$ab" check suites/smoke.json --backends cuda --quiet --no-isolate
+  done
+else
+  summary+=("compute-sanitizer not found")
+fi
+step tests-cuda 60 "$tests" "[cuda]" --order decl
+step tests-vulkan 60 "$tests" "[vulkan]" --order decl
+
+# 3. Correctness on every backend.
+step check-ci 150 "$ab" check suites/ci.json --backends cuda,vulkan,cpu --quiet --out "$OUT/check_ci.json"
+
+# 4-5. The anchors, then torch on the same inputs, timed the same way.
+step bench 150 "$ab" run suites/anchors.json --backends cuda,vulkan --quiet --out "$OUT/bench.json"
+if [ -f "$OUT/bench.json" ]; then
+  step torch 120 env PYTHONUNBUFFERED=1 python3 ci/anchors/torch_sdpa.py --results "$OUT/bench.json" \
+    --backend cuda --out "$OUT/torch.json"
+fi
+
+# 6. Real models' shapes.
+for suite in suites/models/*.json; do
+  name=$(basename "$suite" .json)
+  step "models-$name" 90 "$ab" run "$suite" --backends cuda,vulkan --quiet --out "$OUT/models-$name.json"
+done
+
+{
+  echo
+  echo "=== summary"
+  printf '%s\n' "${summary[@]}"
+} | tee -a "$log"
