@@ -1,5 +1,7 @@
 #include "support.h"
 
+#include <catch2/catch.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -110,6 +112,22 @@ std::vector<RowResult> check_case(const Case& c, Backend& backend) {
   for (const ImplEntry* e : registry().impls(c.method_name(), backend.name()))
     if (e->make()->supports(c, state.probe.limits).ok) rows.push_back(execute_case(data, state, *e, opt));
   return rows;
+}
+
+RowResult check_with_inputs(const Case& c, TensorMap inputs, Backend& backend, const std::string& variant) {
+  const ImplEntry* impl = nullptr;
+  for (const ImplEntry* e : registry().impls(c.method_name(), backend.name()))
+    if (e->variant == variant) impl = e;
+  REQUIRE(impl != nullptr);
+  CaseData data{c, std::move(inputs), {}, c.method->outputs(c), c.method->work(c), {}, {}};
+  data.ref = c.method->reference(c, data.inputs);
+  data.input_hash = hash_tensors(data.inputs);
+  data.reference_hash = hash_tensors(data.ref.tensors);
+  BackendState state{&backend, backend.probe(), std::nullopt};
+  ExecuteOptions opt;
+  opt.timing = false;
+  opt.keep_outputs = true;
+  return execute_case(data, state, *impl, opt);
 }
 
 }  // namespace attnbench::test

@@ -47,4 +47,8 @@ std::vector<std::string> cpu_rows_not_passing(const std::vector<std::string>& ca
 // Checks (no timing) every impl of the case's method on `backend`; one row per variant.
 std::vector<RowResult> check_case(const Case& c, Backend& backend);
 
+// The checked run (no timing) of one variant on hand-made inputs, with the reference computed from
+// them; the outputs are kept (RowResult::outputs). Fails the test when the variant is missing.
+RowResult check_with_inputs(const Case& c, TensorMap inputs, Backend& backend, const std::string& variant);
+
 }  // namespace attnbench::test
