@@ -115,6 +115,45 @@ TEST_CASE("speculative_sampling cuda: a zero residual races over p, as the refer
   CHECK(acceptances > 0);
 }
 
+TEST_CASE("speculative_sampling cuda: a race whose every key is -inf emits the smallest index with w > 0", "[cuda]") {
+  Backend& be = test::require_backend("cuda");
+  // Seed 76's "spec.race" word 88145 is below 2^8: its uniform is 0 and the key of that element is
+  // −inf. One positive weight there makes every key of the race −inf (SEMI calls that a boundary
+  // event and accepts any token, so the token is checked here). Row 0, K = 1: element 88145 is
+  // token 88145 of the race at position 0 (V = 100000, the draft always rejected: p = 0 at it), or
+  // token 38145 of the bonus race at position 1 (V = 50000: (0·2 + 1)·50000 + 38145; p = q at the
+  // draft, always accepted).
+  REQUIRE(PhiloxStream(76, decoding::kRaceSite, kDomainDraws).word(88145) >> 8 == 0);
+  struct Setup {
+    int64_t vocab, draft_token, positive;
+    bool rejected;
+  };
+  for (const Setup st : {Setup{100000, 0, 88145, true}, Setup{50000, 7, 38145, false}}) {
+    CAPTURE(st.vocab);
+    const int64_t V = st.vocab;
+    const Case c = test::case_from_id(cat("speculative_sampling/batch=1,draft_len=1,vocab=", V, "/f32/s76"));
+    std::vector<double> target(2 * V, 0.0), draft(V, 0.0);
+    draft[st.draft_token] = 1.0;
+    if (st.rejected) {
+      target[st.positive] = 1.0;  // p_0; the residual max(0, p_0 − q_0) is 1 at `positive` only
+    } else {
+      target[st.draft_token] = 1.0;   // p_0 = q_0
+      target[V + st.positive] = 1.0;  // p_1, the bonus
+    }
+    TensorMap in;
+    in.emplace("target_probs", f32("target_probs", {1, 2, V}, target));
+    in.emplace("draft_probs", f32("draft_probs", {1, 1, V}, draft));
+    HostTensor ids("draft_token_ids", DType::i32, {1, 1});
+    ids.set(0, static_cast<double>(st.draft_token));
+    in.emplace("draft_token_ids", std::move(ids));
+    const RowResult row = test::check_with_inputs(c, std::move(in), be, "race");
+    REQUIRE(row.status == "pass");
+    const HostTensor& tokens = row.outputs.at("tokens");
+    CHECK(row.outputs.at("emitted").get(0) == (st.rejected ? 1 : 2));
+    CHECK(tokens.get(st.rejected ? 0 : 1) == static_cast<double>(st.positive));
+  }
+}
+
 TEST_CASE("speculative_sampling cuda: the kernels draw the spec's Philox words", "[cuda]") {
   test::require_backend("cuda");
   const auto draws = reinterpret_cast<DrawsFn>(dlsym(RTLD_DEFAULT, "attnbench_cuda_spec_draws"));
