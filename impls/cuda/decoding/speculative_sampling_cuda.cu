@@ -16,8 +16,7 @@
 //      vocabulary is seen. A race whose keys are all −inf goes to the smallest index with w > 0.
 // logf is CUDA's accurate one (1 ulp), never __logf: the keys must stay within the SEMI band
 // c_race = 144 of the fp64 reference, like the CPU's.
-#include <cstdio>
-
+#include "../runtime/entry_result.h"
 #include "../runtime/philox.cuh"
 #include "speculative_sampling_launch.h"
 
@@ -241,6 +240,7 @@ cudaError_t finish_launch(const Params& p, cudaStream_t stream) {
 extern "C" int attnbench_cuda_spec_draws(uint64_t seed, uint32_t accept_stream, uint32_t race_stream, uint32_t domain,
                                          int64_t rows, int draft_len, int vocab, int span_tokens, int lanes,
                                          float* accept, float* race, char* err, size_t err_len) {
+  using namespace attnbench::cuda;
   using namespace attnbench::cuda::spec;
   Params p{};
   p.rows = rows;
@@ -266,9 +266,5 @@ extern "C" int attnbench_cuda_spec_draws(uint64_t seed, uint32_t accept_stream, 
   if (e == cudaSuccess) e = cudaMemcpy(race, d_race, n_race * sizeof(float), cudaMemcpyDeviceToHost);
   (void)cudaFree(d_accept);
   (void)cudaFree(d_race);
-  if (e != cudaSuccess) {
-    std::snprintf(err, err_len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
-    return -1;
-  }
-  return 0;
+  return entry_result(e, err, err_len);
 }

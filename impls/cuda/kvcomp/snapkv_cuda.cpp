@@ -14,6 +14,7 @@
 
 #include "../runtime/cuda_backend.h"
 #include "../runtime/cuda_check.h"
+#include "attention/elem_of.h"
 #include "attnbench/error.h"
 #include "attnbench/impl.h"
 #include "reference/kvcomp/snapkv_common.h"
@@ -23,15 +24,6 @@ namespace attnbench::cuda {
 namespace {
 
 using snapkv::Elem;
-
-std::optional<Elem> elem_of(DType t) {
-  switch (t) {
-    case DType::f32: return Elem::f32;
-    case DType::f16: return Elem::f16;
-    case DType::bf16: return Elem::bf16;
-    default: return std::nullopt;
-  }
-}
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -9,8 +9,7 @@
 // come out ascending by construction (two block-wide ballot scans per 1024 keys). Prefixes up to
 // kSelectCachedKeys keep their keys in shared memory across the passes; longer ones reread the
 // scores (L2).
-#include <cstdio>
-
+#include "../runtime/entry_result.h"
 #include "snapkv_logits.cuh"
 
 namespace attnbench::cuda::snapkv {
@@ -252,6 +251,7 @@ cudaError_t gather_launch(const Params& p, cudaStream_t stream) {
 // with a message in err.
 extern "C" int attnbench_cuda_snapkv_select(const float* scores, int rows, int prefix, int top_k, int window,
                                             int32_t* kept, char* err, size_t err_len) {
+  using namespace attnbench::cuda;
   using namespace attnbench::cuda::snapkv;
   Params p{};
   p.batch = rows;
@@ -271,9 +271,5 @@ extern "C" int attnbench_cuda_snapkv_select(const float* scores, int rows, int p
   (void)cudaFree(p.score);
   (void)cudaFree(p.kept_idx);
   (void)cudaFree(p.kept_len);
-  if (e != cudaSuccess) {
-    std::snprintf(err, err_len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
-    return -1;
-  }
-  return 0;
+  return entry_result(e, err, err_len);
 }
