@@ -1,7 +1,7 @@
 // speculative_sampling on CUDA: cases across vocabularies (one span per row and many, V % 4 == 0
 // and not), G-DIST shapes and relations pass SEMI (and STAT in distribution mode); outputs are the
 // same run to run; a zero residual falls back to the race over p exactly as the reference does;
-// and the draws the kernels take are the spec's Philox words, bit for bit, at every draw site.
+// and the Philox words the kernels draw are the CPU's, bit for bit, at every draw site.
 //
 // The draws entry (impls/cuda/decoding/speculative_sampling_cuda.cu) is reached with dlsym, so
 // this file builds whether or not the CUDA backend is compiled in (without it, require_backend skips).
@@ -39,8 +39,8 @@ std::vector<std::string> cases() {
 }
 
 using DrawsFn = int (*)(uint64_t seed, uint32_t accept_stream, uint32_t race_stream, uint32_t domain, int64_t rows,
-                        int draft_len, int vocab, int span_tokens, int lanes, float* accept, float* race, char* err,
-                        size_t err_len);
+                        int draft_len, int vocab, int span_tokens, int lanes, uint32_t* accept, uint32_t* race,
+                        char* err, size_t err_len);
 
 HostTensor f32(const char* name, Shape shape, const std::vector<double>& v) {
   HostTensor t(name, DType::f32, std::move(shape));
@@ -151,7 +151,7 @@ TEST_CASE("speculative_sampling cuda: a race whose every key is -inf emits the s
   }
 }
 
-TEST_CASE("speculative_sampling cuda: the kernels draw the spec's Philox words", "[cuda]") {
+TEST_CASE("speculative_sampling cuda: the kernels draw the spec's Philox words, bit for bit", "[cuda]") {
   test::require_backend("cuda");
   const auto draws = reinterpret_cast<DrawsFn>(dlsym(RTLD_DEFAULT, "attnbench_cuda_spec_draws"));
   REQUIRE(draws != nullptr);
@@ -170,18 +170,17 @@ TEST_CASE("speculative_sampling cuda: the kernels draw the spec's Philox words",
                                           ",vocab=", st.vocab, "/f32/s1"));
     const decoding::SpecShape s = decoding::spec_shape(c);
     const PhiloxStream accept(st.seed, decoding::kAcceptSite, kDomainDraws), race(st.seed, decoding::kRaceSite, kDomainDraws);
-    std::vector<float> got_accept(static_cast<size_t>(st.rows) * st.draft_len);
-    std::vector<float> got_race(static_cast<size_t>(st.rows) * (st.draft_len + 1) * st.vocab);
+    std::vector<uint32_t> got_accept(static_cast<size_t>(st.rows) * st.draft_len);
+    std::vector<uint32_t> got_race(static_cast<size_t>(st.rows) * (st.draft_len + 1) * st.vocab);
     char err[256] = {};
     REQUIRE(draws(st.seed, accept.stream_id(), race.stream_id(), kDomainDraws, st.rows, st.draft_len, st.vocab,
                   st.span_tokens, st.lanes, got_accept.data(), got_race.data(), err, sizeof err) == 0);
     int64_t accept_mismatches = 0, race_mismatches = 0;
     for (int64_t r = 0; r < st.rows; ++r)
       for (int64_t t = 0; t <= st.draft_len; ++t) {
-        if (t < st.draft_len)
-          accept_mismatches += got_accept[r * st.draft_len + t] != accept.uniform_f32(s.accept_index(r, t));
+        if (t < st.draft_len) accept_mismatches += got_accept[r * st.draft_len + t] != accept.word(s.accept_index(r, t));
         for (int64_t x = 0; x < st.vocab; ++x)
-          race_mismatches += got_race[(r * (st.draft_len + 1) + t) * st.vocab + x] != race.uniform_f32(s.race_index(r, t, x));
+          race_mismatches += got_race[(r * (st.draft_len + 1) + t) * st.vocab + x] != race.word(s.race_index(r, t, x));
       }
     CHECK(accept_mismatches == 0);
     CHECK(race_mismatches == 0);

@@ -32,9 +32,9 @@ __device__ __forceinline__ DevicePhilox race_site(const Params& p) {
   return DevicePhilox::make(p.seed, p.race_stream, p.domain);
 }
 
-// U("spec.accept", r·K + i).
-__device__ __forceinline__ float accept_uniform(const Params& p, const DevicePhilox& site, int64_t r, int i) {
-  return site.uniform_f32(static_cast<uint64_t>(r) * static_cast<uint64_t>(p.draft_len) + static_cast<uint64_t>(i));
+// The word of U("spec.accept", r·K + i).
+__device__ __forceinline__ uint32_t accept_word(const Params& p, const DevicePhilox& site, int64_t r, int i) {
+  return site.word(static_cast<uint64_t>(r) * static_cast<uint64_t>(p.draft_len) + static_cast<uint64_t>(i));
 }
 
 // Element of token 0 of the race at position t of row r: (r·(K+1) + t)·V.
@@ -151,7 +151,8 @@ __global__ void __launch_bounds__(kRaceThreads) race_kernel(const Params p) {
   for (int i = gl; i < K; i += L) {
     const int32_t x = p.ids[r * K + i];
     const float pv = p.target[(pr * (K + 1) + i) * V + x], qv = p.draft[(pr * K + i) * V + x];
-    const bool ok = __fmul_rn(accept_uniform(p, accept, r, i), qv) < pv;  // q = 0 accepts iff p > 0
+    const float u = DevicePhilox::uniform_of(accept_word(p, accept, r, i));
+    const bool ok = __fmul_rn(u, qv) < pv;  // q = 0 accepts iff p > 0
     n_accepted += ok ? 1 : 0;
     if (!ok) stop = min(stop, i);
   }
@@ -196,9 +197,9 @@ __global__ void __launch_bounds__(kFinishWarps * 32) finish_kernel(const Params 
   p.tokens[r * (K + 1) + stop] = winner(best, stop < K);
 }
 
-// The uniforms the kernels draw, through the same helpers (test entry below): accept[r·K + i] and
+// The words the kernels draw, through the same helpers (test entry below): accept[r·K + i] and
 // race[(r·(K+1) + t)·V + x] for every row, position and token, one group per (r, t, span).
-__global__ void __launch_bounds__(kRaceThreads) draws_kernel(const Params p, float* accept, float* race) {
+__global__ void __launch_bounds__(kRaceThreads) draws_kernel(const Params p, uint32_t* accept, uint32_t* race) {
   const int L = p.lanes, K = p.draft_len, V = p.vocab;
   const int64_t task = (static_cast<int64_t>(blockIdx.x) * kRaceThreads + threadIdx.x) / L;
   if (task >= p.rows * (K + 1) * p.spans) return;
@@ -207,14 +208,14 @@ __global__ void __launch_bounds__(kRaceThreads) draws_kernel(const Params p, flo
   const int64_t r = task / p.spans / (K + 1);
   if (span == 0 && t == 0) {
     const DevicePhilox site = accept_site(p);
-    for (int i = gl; i < K; i += L) accept[r * K + i] = accept_uniform(p, site, r, i);
+    for (int i = gl; i < K; i += L) accept[r * K + i] = accept_word(p, site, r, i);
   }
   const int x0 = span * p.span_tokens, x1 = min(V, x0 + p.span_tokens);
-  float* out = race + (r * (K + 1) + t) * V;
+  uint32_t* out = race + (r * (K + 1) + t) * V;
   walk_span(race_site(p), race_first(p, r, t), x0, x1, gl, L, [&](int64_t xb, uint4 words) {
     const uint32_t word[4] = {words.x, words.y, words.z, words.w};
     for (int e = 0; e < 4; ++e)
-      if (xb + e >= x0 && xb + e < x1) out[xb + e] = DevicePhilox::uniform_of(word[e]);
+      if (xb + e >= x0 && xb + e < x1) out[xb + e] = word[e];
   });
 }
 
@@ -234,12 +235,13 @@ cudaError_t finish_launch(const Params& p, cudaStream_t stream) {
 }  // namespace attnbench::cuda::spec
 
 // For tests/cuda/speculative_sampling_cuda_test.cpp (found with dlsym, as philox_words.cu's entry):
-// the uniforms the kernels draw for `rows` rows of a (K, V) case, walked span by span like the
+// the Philox words the kernels draw for `rows` rows of a (K, V) case, walked span by span like the
 // race (span_tokens a multiple of 4, lanes 4..32), into host arrays accept [rows·K] and
-// race [rows·(K+1)·V]. Returns 0, or −1 with a message in err.
+// race [rows·(K+1)·V]. The kernels' uniform of a word is DevicePhilox::uniform_of, checked by
+// tests/cuda/philox_cuda_test.cpp. Returns 0, or −1 with a message in err.
 extern "C" int attnbench_cuda_spec_draws(uint64_t seed, uint32_t accept_stream, uint32_t race_stream, uint32_t domain,
                                          int64_t rows, int draft_len, int vocab, int span_tokens, int lanes,
-                                         float* accept, float* race, char* err, size_t err_len) {
+                                         uint32_t* accept, uint32_t* race, char* err, size_t err_len) {
   using namespace attnbench::cuda;
   using namespace attnbench::cuda::spec;
   Params p{};
@@ -254,16 +256,16 @@ extern "C" int attnbench_cuda_spec_draws(uint64_t seed, uint32_t accept_stream, 
   p.race_stream = race_stream;
   p.domain = domain;
   const size_t n_accept = static_cast<size_t>(rows) * draft_len, n_race = static_cast<size_t>(rows) * (draft_len + 1) * vocab;
-  float *d_accept = nullptr, *d_race = nullptr;
-  cudaError_t e = cudaMalloc(&d_accept, n_accept * sizeof(float));
-  if (e == cudaSuccess) e = cudaMalloc(&d_race, n_race * sizeof(float));
+  uint32_t *d_accept = nullptr, *d_race = nullptr;
+  cudaError_t e = cudaMalloc(&d_accept, n_accept * sizeof(uint32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_race, n_race * sizeof(uint32_t));
   if (e == cudaSuccess) {
     const int64_t threads = rows * (draft_len + 1) * p.spans * lanes;
     draws_kernel<<<static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads), kRaceThreads>>>(p, d_accept, d_race);
     e = cudaGetLastError();
   }
-  if (e == cudaSuccess) e = cudaMemcpy(accept, d_accept, n_accept * sizeof(float), cudaMemcpyDeviceToHost);
-  if (e == cudaSuccess) e = cudaMemcpy(race, d_race, n_race * sizeof(float), cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(accept, d_accept, n_accept * sizeof(uint32_t), cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(race, d_race, n_race * sizeof(uint32_t), cudaMemcpyDeviceToHost);
   (void)cudaFree(d_accept);
   (void)cudaFree(d_race);
   return entry_result(e, err, err_len);
