@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "../runtime/cuda_backend.h"
 #include "../runtime/cuda_check.h"
@@ -41,7 +42,12 @@ struct Workspace {
   int64_t partials = 0;  // each of part_m, part_l
   int64_t rows = 0;      // each of row_m, row_inv_l
   int64_t a = 0, score = 0;
-  int64_t largest() const { return std::max({partials, rows, a, score}); }
+  // The largest buffer, named for a refusal.
+  std::pair<int64_t, const char*> largest() const {
+    if (partials >= a && partials >= score) return {partials, "the per-split softmax statistics"};
+    return a >= score ? std::pair<int64_t, const char*>{a, "the window's scores of every prefix key, per query head"}
+                      : std::pair<int64_t, const char*>{score, "the pooled scores"};
+  }
 };
 Workspace workspace(const kvcomp::SnapkvShape& s, int splits) {
   Workspace ws;
@@ -71,10 +77,11 @@ class CudaSnapkv final : public Impl {
       return Support::no(cat("the scores kernel needs ", snapkv::kScoresSmem, " bytes of shared memory per block; the device allows ",
                              limits.shared_mem_bytes));
     const Workspace ws = workspace(s, stats_splits(s, int64_t{4} * std::max<uint32_t>(1, limits.compute_units)));
-    const uint64_t largest = static_cast<uint64_t>(ws.largest()) * sizeof(float);
-    if (limits.max_buffer_bytes && largest > limits.max_buffer_bytes)
-      return Support::no(cat("a workspace of ", largest, " bytes (the window's scores of every prefix key) exceeds the device's ",
-                             limits.max_buffer_bytes, "-byte buffer limit"));
+    const auto [floats, what] = ws.largest();
+    const uint64_t bytes = static_cast<uint64_t>(floats) * sizeof(float);
+    if (limits.max_buffer_bytes && bytes > limits.max_buffer_bytes)
+      return Support::no(cat("a workspace of ", bytes, " bytes (", what, ") exceeds the device's ", limits.max_buffer_bytes,
+                             "-byte buffer limit"));
     return Support::yes();
   }
 
