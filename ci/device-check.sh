@@ -75,7 +75,7 @@ if [ -n "$sanitizer" ]; then
 else
   summary+=("compute-sanitizer not found")
 fi
-step tests-cuda 60 "$tests" "[cuda]" --order decl
+step tests-cuda 120 "$tests" "[cuda]" --order decl
 step tests-vulkan 60 "$tests" "[vulkan]" --order decl
 
 # 3. Correctness on every backend.

@@ -1,5 +1,7 @@
 #include "support.h"
 
+#include <catch2/catch.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -85,21 +87,31 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector
   return b;
 }
 
+std::vector<std::string> rows_not_passing(const std::vector<std::string>& case_ids, Backend& backend,
+                                          const std::string& label) {
+  std::vector<std::string> bad;
+  for (const auto& id : case_ids) {
+    const auto rows = check_case(case_from_id(id), backend);
+    if (rows.empty()) bad.push_back(id + label + ": no impl ran");
+    for (const auto& r : rows)
+      if (r.status != "pass") bad.push_back(id + label + ": " + r.status + " " + r.reason);
+  }
+  return bad;
+}
+
 std::vector<std::string> cpu_rows_not_passing(const std::vector<std::string>& case_ids) {
   std::vector<std::string> bad;
   for (const char* isa : {"", "avx2"}) {
     std::vector<std::pair<std::string, std::string>> opts;
     if (*isa) opts.emplace_back("isa", isa);
     auto backend = open_backend("cpu", opts);
-    for (const auto& id : case_ids) {
-      const auto rows = check_case(case_from_id(id), *backend);
-      if (rows.empty()) bad.push_back(id + " isa=" + (*isa ? isa : "best") + ": no impl ran");
-      for (const auto& r : rows)
-        if (r.status != "pass") bad.push_back(id + " isa=" + (*isa ? isa : "best") + ": " + r.status + " " + r.reason);
-    }
+    for (std::string& b : rows_not_passing(case_ids, *backend, std::string(" isa=") + (*isa ? isa : "best")))
+      bad.push_back(std::move(b));
   }
   return bad;
 }
+
+std::string output_hash(const RowResult& row) { return row.record["hashes"]["outputs"].get<std::string>(); }
 
 std::vector<RowResult> check_case(const Case& c, Backend& backend) {
   const CaseData data = prepare_case_data(c);
@@ -110,6 +122,22 @@ std::vector<RowResult> check_case(const Case& c, Backend& backend) {
   for (const ImplEntry* e : registry().impls(c.method_name(), backend.name()))
     if (e->make()->supports(c, state.probe.limits).ok) rows.push_back(execute_case(data, state, *e, opt));
   return rows;
+}
+
+RowResult check_with_inputs(const Case& c, TensorMap inputs, Backend& backend, const std::string& variant) {
+  const ImplEntry* impl = nullptr;
+  for (const ImplEntry* e : registry().impls(c.method_name(), backend.name()))
+    if (e->variant == variant) impl = e;
+  REQUIRE(impl != nullptr);
+  CaseData data{c, std::move(inputs), {}, c.method->outputs(c), c.method->work(c), {}, {}};
+  data.ref = c.method->reference(c, data.inputs);
+  data.input_hash = hash_tensors(data.inputs);
+  data.reference_hash = hash_tensors(data.ref.tensors);
+  BackendState state{&backend, backend.probe(), std::nullopt};
+  ExecuteOptions opt;
+  opt.timing = false;
+  opt.keep_outputs = true;
+  return execute_case(data, state, *impl, opt);
 }
 
 }  // namespace attnbench::test

@@ -39,12 +39,23 @@ TensorMap reference_as_outputs(const Case& c, const Reference& ref);
 // A fresh backend with options set ("isa" -> "avx2"), or exit 77 when it is unavailable.
 std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector<std::pair<std::string, std::string>>& options);
 
-// Checks every case on the CPU backend twice, with its best ISA and with cpu.isa=avx2 (the
-// x86-64-v3 baseline); returns "<case id> isa=<isa>: <status> <reason>" for every row that did not
-// pass (empty: all passed).
+// Checks every case on `backend`; returns "<case id><label>: <status> <reason>" for every row that
+// did not pass, and "<case id><label>: no impl ran" for a case no impl took (empty: all passed).
+std::vector<std::string> rows_not_passing(const std::vector<std::string>& case_ids, Backend& backend,
+                                          const std::string& label = "");
+
+// The same on the CPU backend twice, with its best ISA and with cpu.isa=avx2 (the x86-64-v3
+// baseline); the label is " isa=<isa>".
 std::vector<std::string> cpu_rows_not_passing(const std::vector<std::string>& case_ids);
+
+// The hash of a row's outputs (a run-to-run or thread-count comparison).
+std::string output_hash(const RowResult& row);
 
 // Checks (no timing) every impl of the case's method on `backend`; one row per variant.
 std::vector<RowResult> check_case(const Case& c, Backend& backend);
+
+// The checked run (no timing) of one variant on hand-made inputs, with the reference computed from
+// them; the outputs are kept (RowResult::outputs). Fails the test when the variant is missing.
+RowResult check_with_inputs(const Case& c, TensorMap inputs, Backend& backend, const std::string& variant);
 
 }  // namespace attnbench::test

@@ -1,5 +1,6 @@
-// Which cases each CUDA attention variant takes, and the reasons it gives for the others. Needs no
-// GPU: supports() reads only the case and the device limits (here an H200's and an sm_86's).
+// Which cases each CUDA variant (attention, snapkv, speculative_sampling) takes, and the reasons it
+// gives for the others. Needs no GPU: supports() reads only the case and the device limits (here an
+// H200's and an sm_86's).
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -66,4 +67,32 @@ TEST_CASE("the cuda general variant takes every dtype and head dim", "[unit]") {
     REQUIRE(s);
     CHECK(s->ok);
   }
+}
+
+TEST_CASE("cuda snapkv and speculative_sampling take every schema dtype; snapkv refuses oversized workspaces", "[unit]") {
+  if (!registry().find_backend("cuda")) return;
+  for (const char* id : {"snapkv/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=2048,obs_window=32,budget=256/f32/s1",
+                         "snapkv/batch=1,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,obs_window=64,budget=512/bf16/s1",
+                         "snapkv/batch=1,q_heads=14,kv_heads=2,head_dim=1,kv_len=1000,obs_window=16,budget=100,pool=avg/f16/s1",
+                         "snapkv/batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=20,obs_window=32,budget=48/f32/s1"}) {
+    CAPTURE(id);
+    const auto s = ask("radix", id, kSm86);
+    REQUIRE(s);
+    CHECK(s->ok);
+  }
+  for (const char* id : {"speculative_sampling/batch=4,draft_len=4,vocab=152064/f32/s1",
+                         "speculative_sampling/batch=1,draft_len=3,vocab=16,draws=40000/f32/s1"}) {
+    CAPTURE(id);
+    const auto s = ask("race", id, kH200);
+    REQUIRE(s);
+    CHECK(s->ok);
+  }
+  // The window's scores of every prefix key: batch·q_heads·(kv_len − obs_window) floats.
+  DeviceLimits small = kH200;
+  small.max_buffer_bytes = 1 << 20;
+  const auto big = ask("radix", "snapkv/batch=4,q_heads=32,kv_heads=8,head_dim=128,kv_len=8192,obs_window=32,budget=512/bf16/s1",
+                       small);
+  REQUIRE(big);
+  CHECK_FALSE(big->ok);
+  CHECK(big->reason.find("workspace of 4177920 bytes") != std::string::npos);
 }

@@ -15,6 +15,7 @@
 #include "../runtime/cuda_backend.h"
 #include "../runtime/cuda_check.h"
 #include "attention_launch.h"
+#include "elem_of.h"
 #include "attnbench/error.h"
 #include "attnbench/impl.h"
 #include "reference/attention/attention_common.h"
@@ -48,15 +49,6 @@ Kernel decode_kernel() {
 template <Elem E, int DMAX>
 Kernel general_kernel() {
   return {attn::general_shape<E, DMAX>(), &attn::general_configure<E, DMAX>, &attn::general_launch<E, DMAX>, true};
-}
-
-std::optional<Elem> elem_of(DType t) {
-  switch (t) {
-    case DType::f32: return Elem::f32;
-    case DType::f16: return Elem::f16;
-    case DType::bf16: return Elem::bf16;
-    default: return std::nullopt;
-  }
 }
 
 // Decode packs G·q_len rows per KV head; two 16-row MMA tiles per CTA when there are more than 16

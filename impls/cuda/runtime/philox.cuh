@@ -46,9 +46,9 @@ struct DevicePhilox {
       default: return b.w;
     }
   }
-  __host__ __device__ float uniform_f32(uint64_t n) const {
-    return static_cast<float>(word(n) >> 8) * 0x1p-24f;
-  }
+  __host__ __device__ float uniform_f32(uint64_t n) const { return uniform_of(word(n)); }
+  // The fp32 uniform of a word, for callers that take whole blocks.
+  __host__ __device__ static float uniform_of(uint32_t w) { return static_cast<float>(w >> 8) * 0x1p-24f; }
 };
 
 }  // namespace attnbench::cuda

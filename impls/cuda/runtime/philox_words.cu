@@ -3,8 +3,7 @@
 // the CUDA backend is, and must not need this symbol at link time.
 #include <cuda_runtime_api.h>
 
-#include <cstdio>
-
+#include "entry_result.h"
 #include "philox.cuh"
 
 namespace attnbench::cuda {
@@ -40,9 +39,5 @@ extern "C" int attnbench_cuda_philox_words(uint64_t seed, uint32_t stream_id, ui
   if (e == cudaSuccess) e = cudaMemcpy(uniforms, d_uniforms, count * sizeof(float), cudaMemcpyDeviceToHost);
   (void)cudaFree(d_words);
   (void)cudaFree(d_uniforms);
-  if (e != cudaSuccess) {
-    std::snprintf(err, err_len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
-    return -1;
-  }
-  return 0;
+  return entry_result(e, err, err_len);
 }

@@ -8,36 +8,27 @@
 
 #include "attnbench/rng.h"
 #include "impls/cpu/runtime/simd_math_avx2.h"
+#include "method_cases.h"
 #include "support.h"
 
 using namespace attnbench;
 
 namespace {
-
-const char* const kCases[] = {
-    "speculative_sampling/batch=8,draft_len=4,vocab=32000/f32/s1",
-    "speculative_sampling/batch=3,draft_len=1,vocab=2,dist=peaked/f32/s2",
-    "speculative_sampling/batch=16,draft_len=5,vocab=20001,dist=flat,draft=independent/f32/s3",
-    "speculative_sampling/batch=4,draft_len=3,vocab=1000,dist=ties,draft=equal/f32/s4",
-    "speculative_sampling/batch=4,draft_len=3,vocab=1000,dist=bimodal,draft=disjoint/f32/s5",
-    "speculative_sampling/batch=1,draft_len=3,vocab=16,draws=20000/f32/s6",
-};
-
+const std::vector<std::string>& kCases = test::kSpeculativeSamplingCases;
 }  // namespace
 
 TEST_CASE("speculative_sampling cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
   test::require_backend("cpu");
-  CHECK(test::cpu_rows_not_passing({std::begin(kCases), std::end(kCases)}) == std::vector<std::string>{});
+  CHECK(test::cpu_rows_not_passing(kCases) == std::vector<std::string>{});
 }
 
 TEST_CASE("speculative_sampling cpu: outputs do not depend on the thread count", "[cpu]") {
   test::require_backend("cpu");
   auto one = test::open_backend("cpu", {{"threads", "1"}});
   auto three = test::open_backend("cpu", {{"threads", "3"}});
-  for (const char* id : {kCases[0], kCases[5]}) {
+  for (const std::string& id : {kCases[0], kCases[5]}) {
     const Case c = test::case_from_id(id);
-    CHECK(test::check_case(c, *one).at(0).record["hashes"]["outputs"] ==
-          test::check_case(c, *three).at(0).record["hashes"]["outputs"]);
+    CHECK(test::output_hash(test::check_case(c, *one).at(0)) == test::output_hash(test::check_case(c, *three).at(0)));
   }
 }
 

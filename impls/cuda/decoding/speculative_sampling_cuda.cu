@@ -1,0 +1,272 @@
+// speculative_sampling's verification on CUDA (semantics: reference/decoding/speculative_sampling.cpp;
+// task layout: speculative_sampling_launch.h).
+//
+// A group of L lanes takes task (row r, span s):
+//   1. acceptance: draft i (lanes take i = lane, lane + L, ...) is accepted iff u·q_i(x) < p_i(x)
+//      in fp32, u = U("spec.accept", r·K + i); the group's sum is accepted_token_num and its
+//      smallest rejected i the stop (K when none). Span 0 writes the accepted drafts, −1 after
+//      them (the stop position itself is the race's), emitted and emitted_draft_token_num.
+//   2. race at position t = stop over the span's tokens: key_x = logf(w_x) − logf(−logf(u_x)),
+//      u_x = U("spec.race", (r·(K+1) + t)·V + x), w = max(0, p_t − q_t) after a rejection, p_K for
+//      the bonus; lanes take whole Philox blocks in turn (4 consecutive tokens each: one float4 of
+//      p and of q when V % 4 == 0, since every row and block then starts on a multiple of 4), keep
+//      their first best key (strictly greater replaces), and the group merges (larger key, then
+//      smaller index). After a rejection the same pass also races over p with the same uniforms:
+//      the spec's fallback when the residual is zero everywhere, known only once the whole
+//      vocabulary is seen. A race whose keys are all −inf goes to the smallest index with w > 0.
+// logf is CUDA's accurate one (1 ulp), never __logf: the keys must stay within the SEMI band
+// c_race = 144 of the fp64 reference, like the CPU's.
+#include "../runtime/entry_result.h"
+#include "../runtime/philox.cuh"
+#include "speculative_sampling_launch.h"
+
+namespace attnbench::cuda::spec {
+namespace {
+
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
+
+__device__ __forceinline__ DevicePhilox accept_site(const Params& p) {
+  return DevicePhilox::make(p.seed, p.accept_stream, p.domain);
+}
+__device__ __forceinline__ DevicePhilox race_site(const Params& p) {
+  return DevicePhilox::make(p.seed, p.race_stream, p.domain);
+}
+
+// The word of U("spec.accept", r·K + i).
+__device__ __forceinline__ uint32_t accept_word(const Params& p, const DevicePhilox& site, int64_t r, int i) {
+  return site.word(static_cast<uint64_t>(r) * static_cast<uint64_t>(p.draft_len) + static_cast<uint64_t>(i));
+}
+
+// Element of token 0 of the race at position t of row r: (r·(K+1) + t)·V.
+__device__ __forceinline__ uint64_t race_first(const Params& p, int64_t r, int t) {
+  return (static_cast<uint64_t>(r) * static_cast<uint64_t>(p.draft_len + 1) + static_cast<uint64_t>(t)) *
+         static_cast<uint64_t>(p.vocab);
+}
+
+// Calls f(xb, words) for every Philox block of the race stream holding an element n0 + x with x in
+// [x0, x1), the group's lanes taking blocks in turn: word e of the block belongs to token xb + e,
+// which may fall outside [x0, x1) in the first and last block.
+template <typename F>
+__device__ __forceinline__ void walk_span(const DevicePhilox& site, uint64_t n0, int x0, int x1, int lane, int lanes,
+                                          F&& f) {
+  const uint64_t first = (n0 + static_cast<uint64_t>(x0)) >> 2, last = (n0 + static_cast<uint64_t>(x1) - 1) >> 2;
+  for (uint64_t b = first + static_cast<uint64_t>(lane); b <= last; b += static_cast<uint64_t>(lanes))
+    f(static_cast<int64_t>(4 * b) - static_cast<int64_t>(n0), site.block(b));
+}
+
+__device__ __forceinline__ RaceBest no_best() { return {neg_inf(), -1, kNoToken, neg_inf(), -1, kNoToken}; }
+
+// a becomes the better of (a, b): larger key, then smaller index; index −1 is no candidate.
+__device__ __forceinline__ void keep_better(float& key, int32_t& index, float key2, int32_t index2) {
+  if (index2 >= 0 && (index < 0 || key2 > key || (key2 == key && index2 < index))) {
+    key = key2;
+    index = index2;
+  }
+}
+__device__ __forceinline__ void merge(RaceBest& a, const RaceBest& b) {
+  keep_better(a.w_key, a.w_index, b.w_key, b.w_index);
+  a.w_first = min(a.w_first, b.w_first);
+  keep_better(a.p_key, a.p_index, b.p_key, b.p_index);
+  a.p_first = min(a.p_first, b.p_first);
+}
+// Merge over the lanes of an aligned group of `lanes` lanes (mask: the group's lanes).
+__device__ __forceinline__ void group_merge(RaceBest& b, unsigned mask, int lanes) {
+  for (int off = lanes >> 1; off > 0; off >>= 1) {
+    RaceBest o;
+    o.w_key = __shfl_xor_sync(mask, b.w_key, off);
+    o.w_index = __shfl_xor_sync(mask, b.w_index, off);
+    o.w_first = __shfl_xor_sync(mask, b.w_first, off);
+    o.p_key = __shfl_xor_sync(mask, b.p_key, off);
+    o.p_index = __shfl_xor_sync(mask, b.p_index, off);
+    o.p_first = __shfl_xor_sync(mask, b.p_first, off);
+    merge(b, o);
+  }
+}
+
+// The emitted token of a finished race (residual: the race was over max(0, p − q)).
+__device__ __forceinline__ int32_t winner(const RaceBest& b, bool residual) {
+  if (!residual || b.w_first != kNoToken) return b.w_index >= 0 ? b.w_index : (b.w_first != kNoToken ? b.w_first : 0);
+  return b.p_index >= 0 ? b.p_index : (b.p_first != kNoToken ? b.p_first : 0);  // the residual is zero: race over p
+}
+
+// One Philox block (tokens xb .. xb+3) of a lane's race over [x0, x1) of p (and q: residual).
+__device__ __forceinline__ void race_block(const float* pt, const float* qt, bool vec, int x0, int x1, int64_t xb,
+                                           uint4 words, RaceBest& best) {
+  float pv[4], qv[4];
+  if (vec && xb >= x0 && xb + 4 <= x1) {
+    const float4 a = __ldg(reinterpret_cast<const float4*>(pt + xb));
+    const float4 b = qt ? __ldg(reinterpret_cast<const float4*>(qt + xb)) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    pv[0] = a.x, pv[1] = a.y, pv[2] = a.z, pv[3] = a.w;
+    qv[0] = b.x, qv[1] = b.y, qv[2] = b.z, qv[3] = b.w;
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const bool in = xb + e >= x0 && xb + e < x1;
+      pv[e] = in ? __ldg(pt + xb + e) : 0.0f;
+      qv[e] = in && qt ? __ldg(qt + xb + e) : 0.0f;
+    }
+  }
+  const uint32_t word[4] = {words.x, words.y, words.z, words.w};
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    if (xb + e < x0 || xb + e >= x1) continue;
+    const int32_t x = static_cast<int32_t>(xb + e);
+    const float log_e = logf(-logf(DevicePhilox::uniform_of(word[e])));  // log(−log u); +inf at u = 0
+    const float w = qt ? fmaxf(pv[e] - qv[e], 0.0f) : pv[e];
+    if (w > 0.0f && best.w_first == kNoToken) best.w_first = x;  // x only grows along a lane
+    const float key = logf(w) - log_e;                              // −inf for w = 0 or u = 0
+    if (key > best.w_key) {
+      best.w_key = key;
+      best.w_index = x;
+    }
+    if (qt) {
+      if (pv[e] > 0.0f && best.p_first == kNoToken) best.p_first = x;
+      const float p_key = logf(pv[e]) - log_e;
+      if (p_key > best.p_key) {
+        best.p_key = p_key;
+        best.p_index = x;
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ unsigned group_mask(int lanes) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  return lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << (lane & ~(lanes - 1));
+}
+
+__global__ void __launch_bounds__(kRaceThreads) race_kernel(const Params p) {
+  const int L = p.lanes;
+  const int64_t task = (static_cast<int64_t>(blockIdx.x) * kRaceThreads + threadIdx.x) / L;
+  if (task >= p.rows * p.spans) return;  // whole groups: `task` is the same on all lanes of one
+  const int gl = static_cast<int>(threadIdx.x) & (L - 1);
+  const unsigned mask = group_mask(L);
+  const int64_t r = task / p.spans;
+  const int span = static_cast<int>(task % p.spans);
+  const int K = p.draft_len, V = p.vocab;
+  const int64_t pr = p.distribution ? 0 : r;
+
+  const DevicePhilox accept = accept_site(p);
+  int n_accepted = 0, stop = K;
+  for (int i = gl; i < K; i += L) {
+    const int32_t x = p.ids[r * K + i];
+    const float pv = p.target[(pr * (K + 1) + i) * V + x], qv = p.draft[(pr * K + i) * V + x];
+    const float u = DevicePhilox::uniform_of(accept_word(p, accept, r, i));
+    const bool ok = __fmul_rn(u, qv) < pv;  // q = 0 accepts iff p > 0
+    n_accepted += ok ? 1 : 0;
+    if (!ok) stop = min(stop, i);
+  }
+  for (int off = L >> 1; off > 0; off >>= 1) {
+    n_accepted += __shfl_xor_sync(mask, n_accepted, off);
+    stop = min(stop, __shfl_xor_sync(mask, stop, off));
+  }
+  int32_t* row_tokens = p.tokens + r * (K + 1);
+  if (span == 0) {
+    for (int t = gl; t <= K; t += L)
+      if (t != stop) row_tokens[t] = t < stop ? p.ids[r * K + t] : -1;
+    if (gl == 0) {
+      p.emitted[r] = stop + 1;
+      p.emitted_draft[r] = stop;
+      p.accepted[r] = n_accepted;
+    }
+  }
+
+  const bool residual = stop < K;
+  const float* pt = p.target + (pr * (K + 1) + stop) * V;
+  const float* qt = residual ? p.draft + (pr * K + stop) * V : nullptr;
+  const int x0 = span * p.span_tokens, x1 = min(V, x0 + p.span_tokens);
+  const bool vec = V % 4 == 0;
+  RaceBest best = no_best();
+  walk_span(race_site(p), race_first(p, r, stop), x0, x1, gl, L,
+            [&](int64_t xb, uint4 words) { race_block(pt, qt, vec, x0, x1, xb, words, best); });
+  group_merge(best, mask, L);
+  if (gl != 0) return;
+  if (p.spans == 1) row_tokens[stop] = winner(best, residual);
+  else p.partial[task] = best;
+}
+
+__global__ void __launch_bounds__(kFinishWarps * 32) finish_kernel(const Params p) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * kFinishWarps + (threadIdx.x >> 5);
+  if (r >= p.rows) return;  // whole warps
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  RaceBest best = no_best();
+  for (int s = lane; s < p.spans; s += 32) merge(best, p.partial[r * p.spans + s]);
+  group_merge(best, 0xffffffffu, 32);
+  if (lane != 0) return;
+  const int K = p.draft_len, stop = p.emitted[r] - 1;  // written by span 0 of the race kernel
+  p.tokens[r * (K + 1) + stop] = winner(best, stop < K);
+}
+
+// The words the kernels draw, through the same helpers (test entry below): accept[r·K + i] and
+// race[(r·(K+1) + t)·V + x] for every row, position and token, one group per (r, t, span).
+__global__ void __launch_bounds__(kRaceThreads) draws_kernel(const Params p, uint32_t* accept, uint32_t* race) {
+  const int L = p.lanes, K = p.draft_len, V = p.vocab;
+  const int64_t task = (static_cast<int64_t>(blockIdx.x) * kRaceThreads + threadIdx.x) / L;
+  if (task >= p.rows * (K + 1) * p.spans) return;
+  const int gl = static_cast<int>(threadIdx.x) & (L - 1);
+  const int span = static_cast<int>(task % p.spans), t = static_cast<int>(task / p.spans % (K + 1));
+  const int64_t r = task / p.spans / (K + 1);
+  if (span == 0 && t == 0) {
+    const DevicePhilox site = accept_site(p);
+    for (int i = gl; i < K; i += L) accept[r * K + i] = accept_word(p, site, r, i);
+  }
+  const int x0 = span * p.span_tokens, x1 = min(V, x0 + p.span_tokens);
+  uint32_t* out = race + (r * (K + 1) + t) * V;
+  walk_span(race_site(p), race_first(p, r, t), x0, x1, gl, L, [&](int64_t xb, uint4 words) {
+    const uint32_t word[4] = {words.x, words.y, words.z, words.w};
+    for (int e = 0; e < 4; ++e)
+      if (xb + e >= x0 && xb + e < x1) out[xb + e] = word[e];
+  });
+}
+
+}  // namespace
+
+cudaError_t race_launch(const Params& p, cudaStream_t stream) {
+  const int64_t threads = p.rows * p.spans * p.lanes;
+  race_kernel<<<static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads), kRaceThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t finish_launch(const Params& p, cudaStream_t stream) {
+  finish_kernel<<<static_cast<unsigned>((p.rows + kFinishWarps - 1) / kFinishWarps), kFinishWarps * 32, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace attnbench::cuda::spec
+
+// For tests/cuda/speculative_sampling_cuda_test.cpp (found with dlsym, as philox_words.cu's entry):
+// the Philox words the kernels draw for `rows` rows of a (K, V) case, walked span by span like the
+// race (span_tokens a multiple of 4, lanes 4..32), into host arrays accept [rows·K] and
+// race [rows·(K+1)·V]. The kernels' uniform of a word is DevicePhilox::uniform_of, checked by
+// tests/cuda/philox_cuda_test.cpp. Returns 0, or −1 with a message in err.
+extern "C" int attnbench_cuda_spec_draws(uint64_t seed, uint32_t accept_stream, uint32_t race_stream, uint32_t domain,
+                                         int64_t rows, int draft_len, int vocab, int span_tokens, int lanes,
+                                         uint32_t* accept, uint32_t* race, char* err, size_t err_len) {
+  using namespace attnbench::cuda;
+  using namespace attnbench::cuda::spec;
+  Params p{};
+  p.rows = rows;
+  p.draft_len = draft_len;
+  p.vocab = vocab;
+  p.span_tokens = span_tokens;
+  p.spans = (vocab + span_tokens - 1) / span_tokens;
+  p.lanes = lanes;
+  p.seed = seed;
+  p.accept_stream = accept_stream;
+  p.race_stream = race_stream;
+  p.domain = domain;
+  const size_t n_accept = static_cast<size_t>(rows) * draft_len, n_race = static_cast<size_t>(rows) * (draft_len + 1) * vocab;
+  uint32_t *d_accept = nullptr, *d_race = nullptr;
+  cudaError_t e = cudaMalloc(&d_accept, n_accept * sizeof(uint32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_race, n_race * sizeof(uint32_t));
+  if (e == cudaSuccess) {
+    const int64_t threads = rows * (draft_len + 1) * p.spans * lanes;
+    draws_kernel<<<static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads), kRaceThreads>>>(p, d_accept, d_race);
+    e = cudaGetLastError();
+  }
+  if (e == cudaSuccess) e = cudaMemcpy(accept, d_accept, n_accept * sizeof(uint32_t), cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(race, d_race, n_race * sizeof(uint32_t), cudaMemcpyDeviceToHost);
+  (void)cudaFree(d_accept);
+  (void)cudaFree(d_race);
+  return entry_result(e, err, err_len);
+}

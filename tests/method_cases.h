@@ -1,0 +1,31 @@
+// Case lists that every backend's tests of a method run (a backend's test adds its own edges).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attnbench::test {
+
+// snapkv: max and avg pooling, GQA ratios 4 and 7, MHA, exact ties, the window alone
+// (budget = obs_window), everything kept (budget ≥ kv_len and obs_window ≥ kv_len).
+inline const std::vector<std::string> kSnapkvCases = {
+    "snapkv/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,obs_window=32,budget=128,pool=max/f32/s1",
+    "snapkv/batch=1,q_heads=8,kv_heads=2,head_dim=128,kv_len=777,obs_window=16,budget=100,pool=avg/bf16/s2",
+    "snapkv/batch=1,q_heads=7,kv_heads=1,head_dim=80,kv_len=513,obs_window=24,budget=64,pool_kernel=5,ties=true/f16/s3",
+    "snapkv/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,obs_window=7,budget=7,pool_kernel=1/f32/s4",
+    "snapkv/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,obs_window=8,budget=64/bf16/s5",
+    "snapkv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=20,obs_window=32,budget=32/f16/s6",
+};
+
+// speculative_sampling: a Llama-2 vocabulary, two tokens, an odd vocabulary, p = q (every draft
+// accepted), disjoint p and q (every draft rejected), exact ties, distribution mode (STAT).
+inline const std::vector<std::string> kSpeculativeSamplingCases = {
+    "speculative_sampling/batch=8,draft_len=4,vocab=32000/f32/s1",
+    "speculative_sampling/batch=3,draft_len=1,vocab=2,dist=peaked/f32/s2",
+    "speculative_sampling/batch=16,draft_len=5,vocab=20001,dist=flat,draft=independent/f32/s3",
+    "speculative_sampling/batch=4,draft_len=3,vocab=1000,dist=ties,draft=equal/f32/s4",
+    "speculative_sampling/batch=4,draft_len=3,vocab=1000,dist=bimodal,draft=disjoint/f32/s5",
+    "speculative_sampling/batch=1,draft_len=3,vocab=16,draws=20000/f32/s6",
+};
+
+}  // namespace attnbench::test
