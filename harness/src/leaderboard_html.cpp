@@ -17,7 +17,8 @@ h3{font-size:1.05em;margin:1.2em 0 .4em}
 table{border-collapse:collapse;margin:.3em 0 1em}th,td{border:1px solid #d8d8d8;padding:3px 6px;text-align:left;vertical-align:top}
 table.lb th{background:#f2f2f2;cursor:pointer;white-space:nowrap;user-select:none}
 table.lb th[data-sorted=asc]::after{content:" \25B2"}table.lb th[data-sorted=desc]::after{content:" \25BC"}
-table.lb td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.lb td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}
 .st-pass{background:#dff3df}.st-noisy{background:#fff1c4}.st-fail,.st-error,.st-crashed,.st-timeout{background:#f9d0d0}
 .st-unsupported{background:#e6e6e6;color:#555}.st-skipped{background:#f3f3f3;color:#777}.st-none{color:#aaa}
 table.runs td:first-child{white-space:nowrap;font-weight:600}
@@ -25,7 +26,7 @@ table.runs td:first-child{white-space:nowrap;font-weight:600}
 #controls input{width:22em}
 .plots{display:flex;flex-wrap:wrap;gap:12px}
 svg.plot{border:1px solid #ddd;background:#fff}svg .area{fill:#fcfcfc;stroke:#999}svg .grid{stroke:#e4e4e4}
-svg text{font:11px system-ui,sans-serif;fill:#333}svg .ptitle{font-weight:600;font-size:12px}
+svg text{font:11px system-ui,sans-serif;fill:#333}svg .ptitle{font-weight:600;font-size:12px}svg .psub{font-size:10px;fill:#666}
 code{font-size:12px}details{margin:.3em 0}
 )css";
 
@@ -181,7 +182,7 @@ std::string leaderboard_html(const Leaderboard& lb) {
       o << "<h2 class=\"family\">" << html_escape(family) << "</h2>";
     }
     o << "<section data-family=\"" << html_escape(sec.family) << "\"><h3>" << html_escape(sec.device) << " · "
-      << html_escape(sec.dtype) << "</h3>" << table_html(sec) << "<details><summary>headline cases</summary><ul>";
+      << html_escape(sec.dtype) << "</h3><div class=\"scroll\">" << table_html(sec) << "</div><details><summary>headline cases</summary><ul>";
     for (const auto& [what, id] : sec.cases) o << "<li>" << html_escape(what) << ": <code>" << html_escape(id) << "</code></li>";
     o << "</ul></details></section>\n";
   }

@@ -32,7 +32,7 @@ const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#94
 const char* colour(size_t i) { return kPalette[i % (sizeof kPalette / sizeof kPalette[0])]; }
 
 // Plot area inside a W × H picture, legend on the right.
-constexpr double W = 640, H = 300, L = 64, R = 190, T = 34, B = 42;
+constexpr double W = 640, H = 300, L = 64, R = 190, T = 44, B = 42;
 
 struct Axis {
   double lo, hi;
@@ -41,8 +41,14 @@ struct Axis {
     const double f = log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo);
     return a + f * (b - a);
   }
-  std::vector<double> ticks() const {
+  std::vector<double> ticks(bool binary = false) const {
     std::vector<double> t;
+    if (log && binary) {  // powers of two (bytes), every other one when there would be too many
+      const double first = std::ceil(std::log2(lo) - 1e-9), last = std::floor(std::log2(hi) + 1e-9);
+      const double step = last - first > 8 ? 2 : 1;
+      for (double e = first; e <= last; e += step) t.push_back(std::exp2(e));
+      return t;
+    }
     if (log) {
       for (double p = std::pow(10.0, std::floor(std::log10(lo))); p <= hi * 1.0001; p *= 10)
         for (double m : {1.0, 2.0, 5.0})
@@ -84,14 +90,15 @@ std::string tick_label(double v, const std::string& unit) {
 }
 
 // Frame, grid, ticks and axis titles; returns the opening of the picture.
-std::string frame(const std::string& kind, const std::string& title, const Axis& x, const Axis& y,
-                  const std::string& x_title, const std::string& y_title, const std::string& x_unit) {
+std::string frame(const std::string& kind, const std::string& title, const std::string& subtitle, const Axis& x,
+                  const Axis& y, const std::string& x_title, const std::string& y_title, const std::string& x_unit) {
   std::ostringstream o;
   o << "<svg class=\"plot\" data-kind=\"" << kind << "\" viewBox=\"0 0 " << W << " " << H << "\" width=\"" << W
     << "\" height=\"" << H << "\" role=\"img\" aria-label=\"" << html_escape(title) << "\">";
-  o << "<text class=\"ptitle\" x=\"" << L << "\" y=\"18\">" << html_escape(title) << "</text>";
+  o << "<text class=\"ptitle\" x=\"" << L << "\" y=\"16\">" << html_escape(title) << "</text>";
+  if (!subtitle.empty()) o << "<text class=\"psub\" x=\"" << L << "\" y=\"31\">" << html_escape(subtitle) << "</text>";
   o << "<rect class=\"area\" x=\"" << L << "\" y=\"" << T << "\" width=\"" << W - L - R << "\" height=\"" << H - T - B << "\"/>";
-  for (double t : x.ticks()) {
+  for (double t : x.ticks(x_unit == "bytes")) {
     const double px = x.map(t, L, W - R);
     o << "<line class=\"grid\" x1=\"" << px << "\" x2=\"" << px << "\" y1=\"" << T << "\" y2=\"" << H - B << "\"/>";
     o << "<text class=\"tick\" x=\"" << px << "\" y=\"" << H - B + 14 << "\" text-anchor=\"middle\">"
@@ -128,8 +135,7 @@ std::string latency_plot_svg(const LbLatencyPlot& plot) {
     }
   const Axis x = axis_of(xs, false, true), y = axis_of(ys, true, false);
   std::ostringstream o;
-  o << frame("latency", plot.title + ": median latency against kv_len", x, y, "kv_len (" + plot.subtitle + ")",
-             "median µs (log)", "");
+  o << frame("latency", plot.title + ": median latency against kv_len", plot.subtitle, x, y, "kv_len", "median µs (log)", "");
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const LbSeries& s = plot.series[i];
     o << "<g class=\"series\" data-name=\"" << html_escape(s.name) << "\"><polyline fill=\"none\" stroke=\"" << colour(i)
@@ -157,7 +163,8 @@ std::string fidelity_plot_svg(const std::vector<LbFidelityPoint>& points, const 
   }
   const Axis x = axis_of(xs, true, false), y = axis_of(ys, false, true);
   std::ostringstream o;
-  o << frame("fidelity", figure + " against KV bytes kept", x, y, "KV bytes kept (log)", figure, "bytes");
+  o << frame("fidelity", figure + " against KV bytes kept", "held-out queries, every case of every method that reports both", x,
+             y, "KV bytes kept (log)", figure, "bytes");
   for (const auto& p : points) {
     if (!p.figures.count(figure)) continue;
     const size_t m = std::find(methods.begin(), methods.end(), p.method) - methods.begin();
