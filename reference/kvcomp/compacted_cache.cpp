@@ -3,9 +3,49 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attnbench/check.h"
+#include "attnbench/check_set.h"
+#include "attnbench/error.h"
 #include "attnbench/thread_pool.h"
 
 namespace attnbench::kvcomp {
+
+void add_cache_params(ParamSchema& schema) {
+  schema.add({"batch", ParamType::Int, Value(int64_t{1}), {}, 1.0, 4096.0, {}, "sequences in the batch"});
+  schema.add({"q_heads", ParamType::Int, Value(int64_t{8}), {}, 1.0, 1024.0, {}, "query heads"});
+  schema.add({"kv_heads", ParamType::Int, Value(int64_t{2}), {}, 1.0, 1024.0, {}, "KV heads, each compressed independently"});
+  schema.add({"head_dim", ParamType::Int, Value(int64_t{128}), {}, 1.0, 512.0, {}, "dimension of each head"});
+  schema.add({"kv_len", ParamType::Int, Value(int64_t{2048}), {}, 1.0, 1e7, {}, "prompt tokens in the cache"});
+  schema.rule("q_heads % kv_heads == 0", [](const Params& p, const std::string&) -> std::string {
+    if (p.i64("q_heads") % p.i64("kv_heads") == 0) return {};
+    return cat("kv_heads=", p.i64("kv_heads"), " does not divide q_heads=", p.i64("q_heads"));
+  });
+}
+
+std::vector<OutputDecl> compacted_cache_outputs(const CompactedCache& s, DType dtype, CheckClass selection) {
+  OutputDecl idx{"kept_idx", DType::i32, {s.batch, s.kv_heads, s.capacity}, selection, "kept_len", 2, -1.0,
+                 Order::ascending};
+  idx.doc = "kept_idx [batch, kv_heads, budget]: kept token indices, ascending; -1 beyond kept_len";
+  OutputDecl len{"kept_len", DType::i32, {s.batch, s.kv_heads}, CheckClass::EXACT};
+  len.doc = "kept_len [batch, kv_heads]: min(budget, kv_len)";
+  OutputDecl kk{"k_kept", dtype, {s.batch, s.kv_heads, s.capacity, s.head_dim}, selection, "kept_len", 2, 0.0};
+  kk.doc = "k_kept [batch, kv_heads, budget, head_dim]: k at kept_idx; 0 beyond kept_len";
+  OutputDecl vk = kk;
+  vk.name = "v_kept";
+  vk.doc = "v_kept [batch, kv_heads, budget, head_dim]: v at kept_idx; 0 beyond kept_len";
+  return {idx, len, kk, vk};
+}
+
+CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const TensorMap& in, const Reference& ref,
+                                  const TensorMap& got, OutputCheck kept_idx_check) {
+  const HostTensor &idx = got.at("kept_idx"), &len = got.at("kept_len");
+  CheckReport report;
+  report.outputs.push_back(check_exact(decls[1], ref.tensors.at("kept_len"), len, nullptr));
+  report.outputs.push_back(std::move(kept_idx_check));
+  report.outputs.push_back(check_gather(decls[2], in.at("k"), idx, len, got.at("k_kept")));
+  report.outputs.push_back(check_gather(decls[3], in.at("v"), idx, len, got.at("v_kept")));
+  return report;
+}
 
 std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d) {
   std::vector<double> out(n * d);

@@ -25,6 +25,20 @@ struct CompactedCache {
   int64_t n_future;  // held-out queries per query head
 };
 
+// The parameters every compacted-cache method's schema starts with, in this order: batch,
+// q_heads, kv_heads, head_dim, kv_len; and the rule q_heads % kv_heads == 0.
+void add_cache_params(ParamSchema& schema);
+
+// The compacted cache's declared outputs, capacity s.capacity, in this order: kept_idx (class
+// `selection`, ascending, −1 beyond kept_len), kept_len (EXACT), k_kept and v_kept in `dtype`
+// (class `selection`, compared as gathers at the impl's own indices; 0 beyond kept_len).
+std::vector<OutputDecl> compacted_cache_outputs(const CompactedCache& s, DType dtype, CheckClass selection);
+
+// The checks of a compacted cache in output order: kept_len (EXACT), the method's own check of
+// kept_idx, and k_kept, v_kept equal to k, v gathered at the impl's kept_idx, bit for bit.
+CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const TensorMap& inputs, const Reference& ref,
+                                  const TensorMap& got, OutputCheck kept_idx_check);
+
 // Rows [first, first + n) of a [.., d] tensor as fp64, converted once.
 std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d);
 

@@ -70,11 +70,7 @@ class Snapkv final : public Method {
              .spec_version = kSpecVersion,
              .phases = {},
              .dtypes = {DType::f32, DType::f16, DType::bf16}};
-    schema_.add({"batch", ParamType::Int, Value(int64_t{1}), {}, 1.0, 4096.0, {}, "sequences in the batch"});
-    schema_.add({"q_heads", ParamType::Int, Value(int64_t{8}), {}, 1.0, 1024.0, {}, "query heads"});
-    schema_.add({"kv_heads", ParamType::Int, Value(int64_t{2}), {}, 1.0, 1024.0, {}, "KV heads (compressed independently)"});
-    schema_.add({"head_dim", ParamType::Int, Value(int64_t{128}), {}, 1.0, 512.0, {}, "dimension of each head"});
-    schema_.add({"kv_len", ParamType::Int, Value(int64_t{2048}), {}, 1.0, 1e7, {}, "prompt tokens in the cache"});
+    add_cache_params(schema_);
     schema_.add({"obs_window", ParamType::Int, Value(int64_t{32}), {}, 1.0, 1e6, {},
                  "observation window: the last queries, which vote and are always kept"});
     schema_.add({"budget", ParamType::Int, Value(int64_t{256}), {}, 1.0, 1e7, {},
@@ -86,10 +82,6 @@ class Snapkv final : public Method {
                  "held-out later queries for quality (not the window that chose the keys)"});
     schema_.add({"ties", ParamType::Bool, Value(false), {}, {}, {}, {},
                  "G-KV plants exact ties: odd prefix positions duplicate the key before them"});
-    schema_.rule("q_heads % kv_heads == 0", [](const Params& p, const std::string&) -> std::string {
-      if (p.i64("q_heads") % p.i64("kv_heads") == 0) return {};
-      return cat("kv_heads=", p.i64("kv_heads"), " does not divide q_heads=", p.i64("q_heads"));
-    });
     schema_.rule("obs_window <= budget", [](const Params& p, const std::string&) -> std::string {
       if (p.i64("obs_window") <= p.i64("budget")) return {};
       return cat("budget=", p.i64("budget"), " is smaller than obs_window=", p.i64("obs_window"),
@@ -106,23 +98,16 @@ class Snapkv final : public Method {
 
   std::vector<OutputDecl> outputs(const Case& c) const override {
     const SnapkvShape s = snapkv_shape(c);
-    OutputDecl idx{"kept_idx", DType::i32, {s.batch, s.kv_heads, s.budget}, CheckClass::SET, "kept_len", 2, -1.0,
-                   Order::ascending};
-    idx.doc = "kept_idx [batch, kv_heads, budget]: kept token indices, ascending; -1 beyond kept_len";
-    OutputDecl len{"kept_len", DType::i32, {s.batch, s.kv_heads}, CheckClass::EXACT};
-    len.doc = "kept_len [batch, kv_heads]: min(budget, kv_len)";
-    OutputDecl kk{"k_kept", c.dtype, {s.batch, s.kv_heads, s.budget, s.head_dim}, CheckClass::SET, "kept_len", 2, 0.0};
-    kk.doc = "k_kept [batch, kv_heads, budget, head_dim]: k at kept_idx; 0 beyond kept_len";
-    OutputDecl vk = kk;
-    vk.name = "v_kept";
-    vk.doc = "v_kept [batch, kv_heads, budget, head_dim]: v at kept_idx; 0 beyond kept_len";
+    std::vector<OutputDecl> decls = compacted_cache_outputs(compacted(s), c.dtype, CheckClass::SET);
     OutputDecl scores{"scores", DType::f64, {s.batch, s.kv_heads, s.kv_len}, CheckClass::SET};
     scores.check_only = true;
     scores.doc = "scores [batch, kv_heads, kv_len]: fp64 score of each prefix token; +inf for always-kept tokens";
     OutputDecl tie_c{"tie_c", DType::f64, {s.batch, s.kv_heads}, CheckClass::SET};
     tie_c.check_only = true;
     tie_c.doc = "tie_c [batch, kv_heads]: c_rel of the SET tie band (methodology.md)";
-    return {idx, len, kk, vk, scores, tie_c};
+    decls.push_back(scores);
+    decls.push_back(tie_c);
+    return decls;
   }
 
   TensorMap inputs(const Case& c) const override {
@@ -269,24 +254,13 @@ Reference Snapkv::reference(const Case& c, const TensorMap& in) const {
 }
 
 CheckReport Snapkv::check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const {
-  CheckReport report;
   const auto decls = outputs(c);
-  const auto decl = [&](const std::string& name) -> const OutputDecl& {
-    for (const auto& d : decls)
-      if (d.name == name) return d;
-    ATTNBENCH_ASSERT(false, "snapkv declares no output ", name);
-    return decls.front();
-  };
-  const HostTensor &got_len = got.at("kept_len"), &got_idx = got.at("kept_idx");
   const HostTensor& tie_c = ref.tensors.at("tie_c");
-  report.outputs.push_back(check_exact(decl("kept_len"), ref.tensors.at("kept_len"), got_len, nullptr));
   TieBand band;
   for (int64_t r = 0; r < tie_c.numel(); ++r) band.c_rel.push_back(tie_c.get(r));
-  report.outputs.push_back(check_set(decl("kept_idx"), ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"), got_idx,
-                                     got_len, ref.tensors.at("scores"), band));
-  report.outputs.push_back(check_gather(decl("k_kept"), in.at("k"), got_idx, got_len, got.at("k_kept")));
-  report.outputs.push_back(check_gather(decl("v_kept"), in.at("v"), got_idx, got_len, got.at("v_kept")));
-  return report;
+  OutputCheck idx = check_set(decls[0], ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"), got.at("kept_idx"),
+                              got.at("kept_len"), ref.tensors.at("scores"), band);
+  return check_compacted_cache(decls, in, ref, got, std::move(idx));
 }
 
 Work Snapkv::work(const Case& c) const {

@@ -25,7 +25,6 @@
 //   k_kept   [batch, kv_heads, budget, head_dim]  dtype EXACT: k gathered at the impl's own
 //   v_kept   [batch, kv_heads, budget, head_dim]  dtype        kept_idx, bit for bit; 0 beyond n
 #include "attnbench/check.h"
-#include "attnbench/check_set.h"
 #include "attnbench/error.h"
 #include "attnbench/method.h"
 #include "compacted_cache.h"
@@ -59,21 +58,13 @@ class StreamingLlm final : public Method {
              .spec_version = kSpecVersion,
              .phases = {},
              .dtypes = {DType::f32, DType::f16, DType::bf16}};
-    schema_.add({"batch", ParamType::Int, Value(int64_t{1}), {}, 1.0, 4096.0, {}, "sequences in the batch"});
-    schema_.add({"q_heads", ParamType::Int, Value(int64_t{8}), {}, 1.0, 1024.0, {}, "query heads (future queries, companions)"});
-    schema_.add({"kv_heads", ParamType::Int, Value(int64_t{2}), {}, 1.0, 1024.0, {}, "KV heads"});
-    schema_.add({"head_dim", ParamType::Int, Value(int64_t{128}), {}, 1.0, 512.0, {}, "dimension of each head"});
-    schema_.add({"kv_len", ParamType::Int, Value(int64_t{2048}), {}, 1.0, 1e7, {}, "prompt tokens in the cache"});
+    add_cache_params(schema_);
     schema_.add({"budget", ParamType::Int, Value(int64_t{256}), {}, 1.0, 1e7, {},
                  "kept tokens per KV head, the sinks included"});
     schema_.add({"n_sink", ParamType::Int, Value(int64_t{4}), {}, 0.0, 1e6, {},
                  "attention sinks: the first tokens, always kept"});
     schema_.add({"n_future", ParamType::Int, Value(int64_t{16}), {}, 0.0, 4096.0, {},
                  "held-out later queries for quality"});
-    schema_.rule("q_heads % kv_heads == 0", [](const Params& p, const std::string&) -> std::string {
-      if (p.i64("q_heads") % p.i64("kv_heads") == 0) return {};
-      return cat("kv_heads=", p.i64("kv_heads"), " does not divide q_heads=", p.i64("q_heads"));
-    });
     schema_.rule("n_sink <= budget", [](const Params& p, const std::string&) -> std::string {
       if (p.i64("n_sink") <= p.i64("budget")) return {};
       return cat("budget=", p.i64("budget"), " is smaller than n_sink=", p.i64("n_sink"),
@@ -85,18 +76,7 @@ class StreamingLlm final : public Method {
   const ParamSchema& schema() const override { return schema_; }
 
   std::vector<OutputDecl> outputs(const Case& c) const override {
-    const StreamingShape s = streaming_shape(c);
-    OutputDecl idx{"kept_idx", DType::i32, {s.batch, s.kv_heads, s.budget}, CheckClass::EXACT, "kept_len", 2, -1.0,
-                   Order::ascending};
-    idx.doc = "kept_idx [batch, kv_heads, budget]: the sinks, then the recent window, ascending; -1 beyond kept_len";
-    OutputDecl len{"kept_len", DType::i32, {s.batch, s.kv_heads}, CheckClass::EXACT};
-    len.doc = "kept_len [batch, kv_heads]: min(budget, kv_len)";
-    OutputDecl kk{"k_kept", c.dtype, {s.batch, s.kv_heads, s.budget, s.head_dim}, CheckClass::EXACT, "kept_len", 2, 0.0};
-    kk.doc = "k_kept [batch, kv_heads, budget, head_dim]: k at kept_idx; 0 beyond kept_len";
-    OutputDecl vk = kk;
-    vk.name = "v_kept";
-    vk.doc = "v_kept [batch, kv_heads, budget, head_dim]: v at kept_idx; 0 beyond kept_len";
-    return {idx, len, kk, vk};
+    return compacted_cache_outputs(compacted(streaming_shape(c)), c.dtype, CheckClass::EXACT);
   }
 
   TensorMap inputs(const Case& c) const override {
@@ -141,13 +121,8 @@ class StreamingLlm final : public Method {
 
   CheckReport check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const override {
     const auto decls = outputs(c);
-    const HostTensor &got_len = got.at("kept_len"), &got_idx = got.at("kept_idx");
-    CheckReport report;
-    report.outputs.push_back(check_exact(decls[1], ref.tensors.at("kept_len"), got_len, nullptr));
-    report.outputs.push_back(check_exact(decls[0], ref.tensors.at("kept_idx"), got_idx, &got_len));
-    report.outputs.push_back(check_gather(decls[2], in.at("k"), got_idx, got_len, got.at("k_kept")));
-    report.outputs.push_back(check_gather(decls[3], in.at("v"), got_idx, got_len, got.at("v_kept")));
-    return report;
+    OutputCheck idx = check_exact(decls[0], ref.tensors.at("kept_idx"), got.at("kept_idx"), &got.at("kept_len"));
+    return check_compacted_cache(decls, in, ref, got, std::move(idx));
   }
 
   // No arithmetic: the kept rows of K and V are read once; indices, lengths and the compacted K/V

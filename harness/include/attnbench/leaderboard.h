@@ -9,7 +9,9 @@
 //     bytes). Related-only cases (related_rank > 0) are never headline cases.
 //   * Tables are grouped by family, then device and dtype. A section's quality columns are the
 //     union of its rows' `quality` keys (nested objects flattened as a.b), so a method that
-//     declares new figures shows them without code changes.
+//     declares new figures shows them without code changes. A figure the headline case lacks is
+//     taken from another suite case of the method on the same backend (a distribution-mode
+//     case's p-value), marked *. "all cases" counts the statuses of all those cases.
 //   * Related cases join through `related` {role: case id}: the related row is the same backend
 //     and device in the same file, the same variant when it passed, else the fastest passing one.
 //     Speedup: role `baseline` → baseline time over the method's own time (GQA over MHA); a
