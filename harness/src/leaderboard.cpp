@@ -14,6 +14,11 @@ namespace attnbench {
 
 namespace lb {
 
+namespace {
+// How statuses are listed: passes first, then what went wrong, then what did not run.
+const std::vector<std::string> kStatusOrder = {"pass", "noisy", "fail", "error", "crashed", "timeout", "unsupported", "skipped"};
+}  // namespace
+
 std::string fmt_sig(double v, int digits) {
   if (!std::isfinite(v)) return v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
   if (v == 0) return "0";
@@ -87,7 +92,12 @@ std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& 
 
 std::string matrix_cell_text(const LbMatrixCell& c) {
   std::string s;
-  for (const auto& [status, n] : c.counts) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  for (const auto& status : kStatusOrder)
+    if (auto it = c.counts.find(status); it != c.counts.end())
+      s += (s.empty() ? "" : ", ") + std::to_string(it->second) + " " + status;
+  for (const auto& [status, n] : c.counts)  // a status this build does not know, still shown
+    if (std::find(kStatusOrder.begin(), kStatusOrder.end(), status) == kStatusOrder.end())
+      s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + status;
   return s.empty() ? "—" : s;
 }
 
@@ -486,7 +496,7 @@ void build_matrix(Leaderboard& lb, const std::vector<Rec>& recs) {
   m.methods = methods.keys;
   m.columns = columns.keys;
   for (const auto& c : m.columns) m.column_help.push_back(help[c]);
-  // Worst first: what colours a cell.
+  // Worst first: what colours a cell (unsupported and skipped only when nothing ran).
   const std::vector<std::string> severity = {"crashed", "timeout", "error", "fail", "noisy", "pass", "unsupported", "skipped"};
   for (const Rec& r : recs) {
     const std::string st = shown_status(r);
@@ -496,16 +506,12 @@ void build_matrix(Leaderboard& lb, const std::vector<Rec>& recs) {
         std::find(cell.reasons.begin(), cell.reasons.end(), r.str("reason")) == cell.reasons.end())
       cell.reasons.push_back(r.str("reason"));
   }
-  for (auto& [k, cell] : m.cells) {
-    // A cell with passes is coloured by its worst failure, else pass; unsupported/skipped only
-    // when nothing ran.
+  for (auto& [k, cell] : m.cells)
     for (const auto& s : severity)
       if (cell.counts.count(s)) {
         cell.worst = s;
         break;
       }
-    if (cell.worst == "noisy" && !cell.counts.count("pass")) cell.worst = "noisy";
-  }
 }
 
 void build_latency_plots(Leaderboard& lb, const std::vector<Rec>& recs) {
