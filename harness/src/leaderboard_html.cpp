@@ -63,6 +63,9 @@ const char* kJs = R"js(
       t.closest('section').hidden = visible === 0;
       shown += visible;
     });
+    Array.prototype.forEach.call(document.querySelectorAll('div.family'), function (f) {
+      f.hidden = f.querySelectorAll('section:not([hidden])').length === 0;
+    });
     document.getElementById('shown').textContent = shown;
     document.body.setAttribute('data-shown-rows', shown);
     writeHash();
@@ -178,14 +181,15 @@ std::string leaderboard_html(const Leaderboard& lb) {
   std::string family;
   for (const LbSection& sec : lb.sections) {
     if (sec.family != family) {
+      o << (family.empty() ? "" : "</div>") << "<div class=\"family\"><h2>" << html_escape(sec.family) << "</h2>";
       family = sec.family;
-      o << "<h2 class=\"family\">" << html_escape(family) << "</h2>";
     }
     o << "<section data-family=\"" << html_escape(sec.family) << "\"><h3>" << html_escape(sec.device) << " · "
       << html_escape(sec.dtype) << "</h3><div class=\"scroll\">" << table_html(sec) << "</div><details><summary>headline cases</summary><ul>";
     for (const auto& [what, id] : sec.cases) o << "<li>" << html_escape(what) << ": <code>" << html_escape(id) << "</code></li>";
     o << "</ul></details></section>\n";
   }
+  if (!family.empty()) o << "</div>";
 
   o << "<h2>Latency against kv_len</h2><div class=\"plots\" id=\"latency-plots\">";
   for (const auto& p : lb.latency_plots) o << latency_plot_svg(p);

@@ -43,9 +43,9 @@ struct Axis {
   }
   std::vector<double> ticks(bool binary = false) const {
     std::vector<double> t;
-    if (log && binary) {  // powers of two (bytes), every other one when there would be too many
+    if (log && binary) {  // powers of two (bytes), at most six of them
       const double first = std::ceil(std::log2(lo) - 1e-9), last = std::floor(std::log2(hi) + 1e-9);
-      const double step = last - first > 8 ? 2 : 1;
+      const double step = std::max(1.0, std::ceil((last - first) / 5));
       for (double e = first; e <= last; e += step) t.push_back(std::exp2(e));
       return t;
     }

@@ -118,6 +118,7 @@ namespace lb {
 std::string fmt_sig(double v, int digits = 3);      // 3 significant digits, no trailing zeros
 std::string fmt_bytes(double bytes);                 // 512 B, 1.50 KiB, 3.00 MiB, 1.20 GiB
 std::string fmt_us(double us);                       // 12.3 µs, 1.23 ms, 2.10 s
+std::string fmt_flops(double per_s);                 // TFLOP/s, or GFLOP/s below one TFLOP/s
 std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& s);  // (field, text)
 std::string matrix_cell_text(const LbMatrixCell& c);
 }  // namespace lb
