@@ -1,4 +1,4 @@
-// attnbench: the command-line entry point. Verbs: list, run, check, compare, merge, env, dump.
+// attnbench: the command-line entry point. Verbs: list, run, check, compare, merge, env, dump, leaderboard.
 #include <unistd.h>
 
 #include <cstdio>
@@ -31,6 +31,7 @@ verbs:
   merge A B ...    join shard results into one file
   env              backends compiled in and available, devices, limits, options
   dump CASE_ID     inputs, reference and each backend's outputs as .safetensors
+  leaderboard RESULTS...   leaderboard.md and a self-contained leaderboard.html (--out DIR)
 
   attnbench <verb> --help   for the verb's options
 
@@ -148,7 +149,8 @@ int main_impl(int argc, char** argv) {
     if (verb == "merge") return verb_merge(rest);
     if (verb == "worker") return worker_main(rest);  // hidden: started by run/check
     if (verb == "dump") return verb_dump(rest);
-    throw InputError(cat("unknown verb \"", verb, "\"; verbs: list, run, check, compare, merge, env, dump"));
+    if (verb == "leaderboard") return verb_leaderboard(rest);
+    throw InputError(cat("unknown verb \"", verb, "\"; verbs: list, run, check, compare, merge, env, dump, leaderboard"));
   } catch (const InputError& e) {
     std::fprintf(stderr, "attnbench: %s\n", e.what());
     return 2;

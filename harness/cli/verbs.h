@@ -1,5 +1,5 @@
-// The verbs other than run and check: list, env (verbs.cpp), compare, merge (compare_verbs.cpp) and dump
-// (verb_dump.cpp).
+// The verbs other than run and check: list, env (verbs.cpp), compare, merge (compare_verbs.cpp), dump
+// (verb_dump.cpp) and leaderboard (verb_leaderboard.cpp).
 #pragma once
 
 #include <string>
@@ -12,5 +12,6 @@ int verb_env(const std::vector<std::string>& argv);
 int verb_compare(const std::vector<std::string>& argv);
 int verb_merge(const std::vector<std::string>& argv);
 int verb_dump(const std::vector<std::string>& argv);
+int verb_leaderboard(const std::vector<std::string>& argv);
 
 }  // namespace attnbench::cli

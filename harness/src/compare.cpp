@@ -165,24 +165,34 @@ Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>
       if (field(docs[i]["context"], key) != field(first, key))
         throw InputError(cat("merge: ", paths[i], " has ", key, " ", field(docs[i]["context"], key), " but ", paths[0],
                              " has ", field(first, key), "; only shards of one run merge"));
-  // Group rows by the row they belong to (run_name); the first file that has a row wins.
+  // Group rows by the row they belong to (run_name). A row in several shards (a related case that
+  // users in different shards share) is taken once: from the shard where it has its earliest
+  // place, that of its first user, as in an unsharded run; on a tie the first file wins.
   std::map<std::string, std::vector<Json>> groups;
   std::map<std::string, Json> keys;
   std::vector<std::string> order;
   for (const auto& doc : docs) {
-    std::set<std::string> from_this;
+    std::map<std::string, std::vector<Json>> here;
+    std::map<std::string, Json> here_keys;
+    std::vector<std::string> here_order;
     for (const auto& row : doc["benchmarks"]) {
       const std::string name = row.value("run_name", row.value("name", ""));
-      if (groups.count(name) && !from_this.count(name)) continue;
-      from_this.insert(name);
-      if (!groups.count(name)) order.push_back(name);
-      groups[name].push_back(row);
+      if (!here.count(name)) here_order.push_back(name);
+      here[name].push_back(row);
       const Json a = row.value("attnbench", Json::object());
       if (a.contains("case_index")) {
-        // A related case shared by shards keeps its earliest place (that of its first user).
         const Json k = {a["case_index"], a.value("related_rank", 0), a.value("backend", ""), a.value("variant", "")};
-        if (!keys.count(name) || k < keys[name]) keys[name] = k;
+        if (!here_keys.count(name) || k < here_keys[name]) here_keys[name] = k;
       }
+    }
+    for (const auto& name : here_order) {
+      if (!groups.count(name)) {
+        order.push_back(name);
+      } else if (!(here_keys.count(name) && keys.count(name) && here_keys[name] < keys[name])) {
+        continue;
+      }
+      groups[name] = std::move(here[name]);
+      if (here_keys.count(name)) keys[name] = here_keys[name];
     }
   }
   std::stable_sort(order.begin(), order.end(), [&](const std::string& x, const std::string& y) {

@@ -39,6 +39,7 @@
 #include "attnbench/error.h"
 #include "attnbench/method.h"
 #include "attnbench/thread_pool.h"
+#include "compacted_cache.h"
 #include "gkv.h"
 #include "snapkv_common.h"
 
@@ -54,6 +55,10 @@ namespace {
 
 constexpr int kSpecVersion = 1;
 
+CompactedCache compacted(const SnapkvShape& s) {
+  return {s.batch, s.q_heads, s.kv_heads, s.head_dim, s.kv_len, s.budget, s.kept(), s.n_future};
+}
+
 class Snapkv final : public Method {
  public:
   Snapkv() {
@@ -65,11 +70,7 @@ class Snapkv final : public Method {
              .spec_version = kSpecVersion,
              .phases = {},
              .dtypes = {DType::f32, DType::f16, DType::bf16}};
-    schema_.add({"batch", ParamType::Int, Value(int64_t{1}), {}, 1.0, 4096.0, {}, "sequences in the batch"});
-    schema_.add({"q_heads", ParamType::Int, Value(int64_t{8}), {}, 1.0, 1024.0, {}, "query heads"});
-    schema_.add({"kv_heads", ParamType::Int, Value(int64_t{2}), {}, 1.0, 1024.0, {}, "KV heads (compressed independently)"});
-    schema_.add({"head_dim", ParamType::Int, Value(int64_t{128}), {}, 1.0, 512.0, {}, "dimension of each head"});
-    schema_.add({"kv_len", ParamType::Int, Value(int64_t{2048}), {}, 1.0, 1e7, {}, "prompt tokens in the cache"});
+    add_cache_params(schema_);
     schema_.add({"obs_window", ParamType::Int, Value(int64_t{32}), {}, 1.0, 1e6, {},
                  "observation window: the last queries, which vote and are always kept"});
     schema_.add({"budget", ParamType::Int, Value(int64_t{256}), {}, 1.0, 1e7, {},
@@ -81,10 +82,6 @@ class Snapkv final : public Method {
                  "held-out later queries for quality (not the window that chose the keys)"});
     schema_.add({"ties", ParamType::Bool, Value(false), {}, {}, {}, {},
                  "G-KV plants exact ties: odd prefix positions duplicate the key before them"});
-    schema_.rule("q_heads % kv_heads == 0", [](const Params& p, const std::string&) -> std::string {
-      if (p.i64("q_heads") % p.i64("kv_heads") == 0) return {};
-      return cat("kv_heads=", p.i64("kv_heads"), " does not divide q_heads=", p.i64("q_heads"));
-    });
     schema_.rule("obs_window <= budget", [](const Params& p, const std::string&) -> std::string {
       if (p.i64("obs_window") <= p.i64("budget")) return {};
       return cat("budget=", p.i64("budget"), " is smaller than obs_window=", p.i64("obs_window"),
@@ -101,23 +98,16 @@ class Snapkv final : public Method {
 
   std::vector<OutputDecl> outputs(const Case& c) const override {
     const SnapkvShape s = snapkv_shape(c);
-    OutputDecl idx{"kept_idx", DType::i32, {s.batch, s.kv_heads, s.budget}, CheckClass::SET, "kept_len", 2, -1.0,
-                   Order::ascending};
-    idx.doc = "kept_idx [batch, kv_heads, budget]: kept token indices, ascending; -1 beyond kept_len";
-    OutputDecl len{"kept_len", DType::i32, {s.batch, s.kv_heads}, CheckClass::EXACT};
-    len.doc = "kept_len [batch, kv_heads]: min(budget, kv_len)";
-    OutputDecl kk{"k_kept", c.dtype, {s.batch, s.kv_heads, s.budget, s.head_dim}, CheckClass::SET, "kept_len", 2, 0.0};
-    kk.doc = "k_kept [batch, kv_heads, budget, head_dim]: k at kept_idx; 0 beyond kept_len";
-    OutputDecl vk = kk;
-    vk.name = "v_kept";
-    vk.doc = "v_kept [batch, kv_heads, budget, head_dim]: v at kept_idx; 0 beyond kept_len";
+    std::vector<OutputDecl> decls = compacted_cache_outputs(compacted(s), c.dtype, CheckClass::SET);
     OutputDecl scores{"scores", DType::f64, {s.batch, s.kv_heads, s.kv_len}, CheckClass::SET};
     scores.check_only = true;
     scores.doc = "scores [batch, kv_heads, kv_len]: fp64 score of each prefix token; +inf for always-kept tokens";
     OutputDecl tie_c{"tie_c", DType::f64, {s.batch, s.kv_heads}, CheckClass::SET};
     tie_c.check_only = true;
     tie_c.doc = "tie_c [batch, kv_heads]: c_rel of the SET tie band (methodology.md)";
-    return {idx, len, kk, vk, scores, tie_c};
+    decls.push_back(scores);
+    decls.push_back(tie_c);
+    return decls;
   }
 
   TensorMap inputs(const Case& c) const override {
@@ -143,27 +133,13 @@ class Snapkv final : public Method {
   // method buys is the decode over the compressed cache, timed against the full cache by the two
   // companions; the leaderboard compares those.
   std::vector<RelatedCase> companions(const Case& c) const override {
-    const SnapkvShape s = snapkv_shape(c);
-    const auto decode = [&](const char* role, int64_t kv_len) {
-      RelatedCase r{role, "gqa", "decode", {}, c.dtype};
-      r.params = {{"batch", Value(s.batch)},   {"q_heads", Value(s.q_heads)}, {"kv_heads", Value(s.kv_heads)},
-                  {"head_dim", Value(s.head_dim)}, {"q_len", Value(int64_t{1})}, {"kv_len", Value(kv_len)}};
-      return r;
-    };
-    return {decode("decode_compressed", s.kept()), decode("decode_full", s.kv_len)};
+    return decode_companions(compacted(snapkv_shape(c)), c.dtype);
   }
 
  private:
   MethodInfo info_;
   ParamSchema schema_;
 };
-
-// Rows [first, first + n) of a [.., d] tensor as fp64, converted once.
-std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d) {
-  std::vector<double> out(n * d);
-  t.get_row(first * d, n * d, out.data());
-  return out;
-}
 
 // a_{h,j} of step 1 for one (b, h): the window's mean softmax over the prefix keys, in fp64.
 void window_scores(const SnapkvShape& s, const HostTensor& q, const HostTensor& k, int64_t b, int64_t h, double* a) {
@@ -278,24 +254,13 @@ Reference Snapkv::reference(const Case& c, const TensorMap& in) const {
 }
 
 CheckReport Snapkv::check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const {
-  CheckReport report;
   const auto decls = outputs(c);
-  const auto decl = [&](const std::string& name) -> const OutputDecl& {
-    for (const auto& d : decls)
-      if (d.name == name) return d;
-    ATTNBENCH_ASSERT(false, "snapkv declares no output ", name);
-    return decls.front();
-  };
-  const HostTensor &got_len = got.at("kept_len"), &got_idx = got.at("kept_idx");
   const HostTensor& tie_c = ref.tensors.at("tie_c");
-  report.outputs.push_back(check_exact(decl("kept_len"), ref.tensors.at("kept_len"), got_len, nullptr));
   TieBand band;
   for (int64_t r = 0; r < tie_c.numel(); ++r) band.c_rel.push_back(tie_c.get(r));
-  report.outputs.push_back(check_set(decl("kept_idx"), ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"), got_idx,
-                                     got_len, ref.tensors.at("scores"), band));
-  report.outputs.push_back(check_gather(decl("k_kept"), in.at("k"), got_idx, got_len, got.at("k_kept")));
-  report.outputs.push_back(check_gather(decl("v_kept"), in.at("v"), got_idx, got_len, got.at("v_kept")));
-  return report;
+  OutputCheck idx = check_set(decls[0], ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"), got.at("kept_idx"),
+                              got.at("kept_len"), ref.tensors.at("scores"), band);
+  return check_compacted_cache(decls, in, ref, got, std::move(idx));
 }
 
 Work Snapkv::work(const Case& c) const {
@@ -320,85 +285,7 @@ Work Snapkv::work(const Case& c) const {
 }
 
 Json Snapkv::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
-  const SnapkvShape s = snapkv_shape(c);
-  const HostTensor &qf = in.at("q_future"), &len = out.at("kept_len"), &idx = out.at("kept_idx");
-  const int64_t d = s.head_dim, G = s.group(), T = s.kv_len, n_rows = s.batch * s.q_heads * s.n_future;
-  // Per future query row: Σ(o_c − o_f)², Σo_f², Σo_c², Σo_c·o_f, recall; each (b, g) one task.
-  std::vector<double> stats(n_rows * 5, 0.0);
-  harness_pool().parallel_for(s.batch * s.kv_heads, [&](int64_t begin, int64_t end) {
-    std::vector<double> of(d), oc(d), logit(T);
-    std::vector<char> kept(T);
-    for (int64_t bg = begin; bg < end; ++bg) {
-      const int64_t b = bg / s.kv_heads, g = bg % s.kv_heads, n_kept = static_cast<int64_t>(len.get(bg));
-      const std::vector<double> k = rows_f64(in.at("k"), bg * T, T, d), v = rows_f64(in.at("v"), bg * T, T, d);
-      const std::vector<double> kk = rows_f64(out.at("k_kept"), bg * s.budget, n_kept, d);
-      const std::vector<double> vk = rows_f64(out.at("v_kept"), bg * s.budget, n_kept, d);
-      std::fill(kept.begin(), kept.end(), 0);
-      for (int64_t r = 0; r < n_kept; ++r) kept[static_cast<int64_t>(idx.get(bg * s.budget + r))] = 1;
-      // Exact attention of one query over n cached rows: o, and (m, l) of its softmax.
-      const auto attend = [&](const double* qr, const std::vector<double>& keys, const std::vector<double>& vals, int64_t n,
-                              double* o) {
-        double m = -INFINITY, l = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          double dot = 0;
-          for (int64_t x = 0; x < d; ++x) dot += qr[x] * keys[j * d + x];
-          logit[j] = s.scale() * dot;
-          m = std::max(m, logit[j]);
-        }
-        std::fill(o, o + d, 0.0);
-        for (int64_t j = 0; j < n; ++j) {
-          const double p = std::exp(logit[j] - m);
-          l += p;
-          for (int64_t x = 0; x < d; ++x) o[x] += p * vals[j * d + x];
-        }
-        for (int64_t x = 0; x < d; ++x) o[x] /= l;
-        return std::pair{m, l};
-      };
-      for (int64_t hh = 0; hh < G; ++hh) {
-        const int64_t h = g * G + hh;
-        const std::vector<double> queries = rows_f64(qf, (b * s.q_heads + h) * s.n_future, s.n_future, d);
-        for (int64_t t = 0; t < s.n_future; ++t) {
-          const int64_t row = (b * s.q_heads + h) * s.n_future + t;
-          const auto [m, l] = attend(queries.data() + t * d, k, v, T, of.data());
-          // Recall: the full softmax's mass on the kept keys (logit still holds the full row).
-          double recall = 0;
-          for (int64_t j = 0; j < T; ++j)
-            if (kept[j]) recall += std::exp(logit[j] - m) / l;
-          attend(queries.data() + t * d, kk, vk, n_kept, oc.data());
-          double* st = stats.data() + row * 5;
-          for (int64_t x = 0; x < d; ++x) {
-            st[0] += (oc[x] - of[x]) * (oc[x] - of[x]);
-            st[1] += of[x] * of[x];
-            st[2] += oc[x] * oc[x];
-            st[3] += oc[x] * of[x];
-          }
-          st[4] = recall;
-        }
-      }
-    }
-  });
-  double err = 0, full = 0, comp = 0, dot = 0, recall = 0;
-  for (int64_t row = 0; row < n_rows; ++row) {
-    err += stats[row * 5];
-    full += stats[row * 5 + 1];
-    comp += stats[row * 5 + 2];
-    dot += stats[row * 5 + 3];
-    recall += stats[row * 5 + 4];
-  }
-  const double es = static_cast<double>(dtype_size(c.dtype));
-  const double rows = static_cast<double>(s.batch * s.kv_heads), kept = static_cast<double>(s.kept());
-  Json q = Json::object();
-  q["compression_ratio"] = static_cast<double>(T) / kept;
-  q["kv_bytes_full"] = 2 * rows * static_cast<double>(T * d) * es;
-  q["kv_bytes_kept"] = 2 * rows * kept * static_cast<double>(d) * es;
-  q["index_bytes"] = rows * kept * 4;
-  q["future_queries"] = s.n_future;
-  if (n_rows > 0) {
-    q["out_rel_l2"] = full > 0 ? std::sqrt(err / full) : 0.0;
-    q["out_cos"] = full > 0 && comp > 0 ? dot / std::sqrt(full * comp) : 1.0;
-    q["attn_recall"] = recall / static_cast<double>(n_rows);
-  }
-  return q;
+  return compacted_cache_quality(compacted(snapkv_shape(c)), c.dtype, in, out);
 }
 
 }  // namespace

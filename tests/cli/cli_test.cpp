@@ -45,6 +45,9 @@ TEST_CASE("bad input exits 2 with one line naming the problem", "[unit]") {
       {"check suites/smoke.json --impl nosuch", "--impl \"nosuch\": no impl has that variant"},
       {"run suites/smoke.json --repetitions x", "--repetitions x is not an integer"},
       {"frobnicate", "unknown verb \"frobnicate\""},
+      {"leaderboard", "leaderboard needs results files"},
+      {"leaderboard " + dir + "/missing.json", "missing.json: cannot open the results file"},
+      {"leaderboard " + write_suite(dir, "not_results.json", "{\"name\": \"x\"}"), "not a results file"},
   };
   for (const auto& b : bad) {
     INFO(b.args);

@@ -1,0 +1,132 @@
+// The leaderboard (DESIGN.md §7): `attnbench leaderboard RESULTS... [--out DIR]` reads results
+// files (several machines, several backends) and writes leaderboard.md and a self-contained
+// leaderboard.html (inline CSS, JS and SVG; nothing fetched).
+//
+// Everything is driven by the records; no method, backend or family is named here:
+//   * A row is a method (and phase) on a backend, variant and device, in one results file, at its
+//     headline case: the suite's `headline: true` cases of that method and phase (the one with the
+//     most work.flops per dtype when several), else its suite case with the most work.flops (then
+//     bytes). Related-only cases (related_rank > 0) are never headline cases.
+//   * Tables are grouped by family, then device and dtype. A section's quality columns are the
+//     union of its rows' `quality` keys (nested objects flattened as a.b), so a method that
+//     declares new figures shows them without code changes. A figure the headline case lacks is
+//     taken from another suite case of the method on the same backend (a distribution-mode
+//     case's p-value), marked *. "all cases" counts the statuses of all those cases.
+//   * Related cases join through `related` {role: case id}: the related row is the same backend
+//     and device in the same file, the same variant when it passed, else the fastest passing one.
+//     Speedup: role `baseline` → baseline time over the method's own time (GQA over MHA); a
+//     companion role `<x>_full` is the reference of every other companion `<x>_<y>` → time of
+//     `<x>_full` over time of `<x>_<y>` (SnapKV's compressed decode over the full-cache decode).
+//   * Statuses are shown as such (pass, fail, error, crashed, timeout, unsupported, skipped), and a
+//     timed row whose cv exceeded the target reads `pass (noisy)`.
+//   * Plots (HTML): median latency against the `kv_len` parameter per backend/variant for every
+//     method and phase timed at ≥ 2 kv lengths (the series of cases that differ only in kv_len
+//     with the most points); fidelity (quality `attn_recall`, `out_rel_l2`) against quality
+//     `kv_bytes_kept` (METHODS.md family B's standard figures) for every method whose records
+//     carry them; and a method × backend support matrix coloured by status.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnbench/json.h"
+
+namespace attnbench {
+
+// One table cell, rendered the same way in Markdown and HTML.
+struct LbCell {
+  std::string text;                 // what the reader sees; "—" when there is nothing
+  std::optional<double> sort;       // numeric sort key (HTML); none: sorted by text
+  std::string cls;                  // status class for colouring: pass, noisy, fail, unsupported, skipped...
+  std::string title;                // a longer explanation (HTML tooltip; Markdown footnotes where useful)
+};
+
+struct LbColumn {
+  std::string key;    // stable, for the HTML's sort state: "latency", "q.attn_recall", "rel.baseline"
+  std::string title;  // header text
+  std::string help;   // how the column is derived
+};
+
+struct LbSection {
+  std::string family, device, dtype;
+  std::vector<LbColumn> columns;
+  std::vector<std::vector<LbCell>> rows;
+  std::vector<std::pair<std::string, std::string>> cases;  // (row label, headline case id), for reference
+};
+
+// The environment of one results file, as the header shows it.
+struct LbSource {
+  std::string path;
+  Json context;
+};
+
+// A support-matrix cell: how many rows of a method on one backend column had each status.
+struct LbMatrixCell {
+  std::map<std::string, int> counts;  // status (noisy counted apart from pass) -> rows
+  std::string worst;                  // the status that colours the cell
+  std::vector<std::string> reasons;   // a few distinct reasons of rows that did not pass
+};
+
+struct LbMatrix {
+  std::vector<std::string> methods;   // "gqa decode", in first-seen order
+  std::vector<std::string> columns;   // "[1] cpu", one per (file, backend, device)
+  std::vector<std::string> column_help;
+  std::map<std::pair<size_t, size_t>, LbMatrixCell> cells;  // (method, column) -> cell
+};
+
+// One line of a latency plot: median latency at each kv_len.
+struct LbSeries {
+  std::string name;                            // "[1] cpu/blocked"
+  std::vector<std::pair<double, double>> points;  // (kv_len, median µs), ascending kv_len
+};
+
+struct LbLatencyPlot {
+  std::string title;      // "gqa decode"
+  std::string subtitle;   // the fixed parameters and dtype of the series
+  std::vector<LbSeries> series;
+};
+
+struct LbFidelityPoint {
+  std::string method, case_id;
+  double kv_bytes;
+  std::map<std::string, double> figures;  // attn_recall, out_rel_l2 (those present)
+};
+
+struct Leaderboard {
+  std::vector<LbSource> sources;
+  std::vector<LbSection> sections;       // family, then device, then dtype
+  LbMatrix matrix;
+  std::vector<LbLatencyPlot> latency_plots;
+  std::vector<LbFidelityPoint> fidelity;
+  std::vector<std::string> fidelity_figures;  // the quality keys plotted against KV bytes
+  std::string command_line;               // how it was generated
+};
+
+// Reads the results files (read_results_file: InputError for anything else) and builds the model.
+Leaderboard build_leaderboard(const std::vector<std::string>& paths, const std::string& command_line);
+// The same from documents already read (tests).
+Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<std::string>& paths,
+                              const std::string& command_line);
+
+std::string leaderboard_markdown(const Leaderboard& lb);
+std::string leaderboard_html(const Leaderboard& lb);
+
+// Pieces the two renderers share (leaderboard.cpp).
+namespace lb {
+std::string fmt_sig(double v, int digits = 3);      // 3 significant digits, no trailing zeros
+std::string fmt_bytes(double bytes);                 // 512 B, 1.50 KiB, 3.00 MiB, 1.20 GiB
+std::string fmt_us(double us);                       // 12.3 µs, 1.23 ms, 2.10 s
+std::string fmt_flops(double per_s);                 // TFLOP/s, or GFLOP/s below one TFLOP/s
+std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& s);  // (field, text)
+std::string matrix_cell_text(const LbMatrixCell& c);
+}  // namespace lb
+
+// HTML pieces (leaderboard_plots.cpp): the plots as inline SVG, and text escaping.
+std::string html_escape(const std::string& s);
+std::string latency_plot_svg(const LbLatencyPlot& plot);
+std::string fidelity_plot_svg(const std::vector<LbFidelityPoint>& points, const std::string& figure);
+std::string support_matrix_html(const LbMatrix& m);
+
+}  // namespace attnbench

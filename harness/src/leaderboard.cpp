@@ -1,0 +1,399 @@
+// The leaderboard's model: records in, sections of cells out (rules: leaderboard.h): headline
+// cases, sections, related joins and speedups, the support matrix and the plots' data. Each
+// column's cell comes from leaderboard_cells.cpp; the renderers (leaderboard_markdown.cpp,
+// leaderboard_html.cpp) only lay the cells out.
+#include "attnbench/leaderboard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "attnbench/compare.h"
+#include "attnbench/error.h"
+#include "leaderboard_cells.h"
+
+namespace attnbench {
+
+namespace {
+
+using namespace lb;
+
+// First-seen order of keys.
+struct Order {
+  std::vector<std::string> keys;
+  void add(const std::string& k) {
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  size_t rank(const std::string& k) const { return std::find(keys.begin(), keys.end(), k) - keys.begin(); }
+};
+
+// The record of a related case on the same backend and device in the same file: the same variant
+// when it passed, else the fastest passing variant, else any row of it (to show its status).
+const Rec* related_rec(const std::vector<Rec>& recs, const std::vector<LbSource>& sources, const Rec& self,
+                       const std::string& case_id) {
+  const Rec *same = nullptr, *fastest = nullptr, *any = nullptr;
+  for (const Rec& r : recs) {
+    if (r.src != self.src || r.str("case_id") != case_id || r.str("backend") != self.str("backend") ||
+        device_of(sources, r) != device_of(sources, self))
+      continue;
+    if (!any) any = &r;
+    if (r.status() != "pass" || !r.median_us()) continue;
+    if (r.str("variant") == self.str("variant")) same = &r;
+    if (!fastest || *r.median_us() < *fastest->median_us()) fastest = &r;
+  }
+  return same ? same : fastest ? fastest : any;
+}
+
+// The suite cases of a row's method on its backend and device in its file, the row's variant (or
+// none: unsupported and skipped rows), the row itself first.
+std::vector<const Rec*> siblings(const std::vector<Rec>& recs, const std::vector<LbSource>& sources, const Rec& self) {
+  std::vector<const Rec*> out = {&self};
+  for (const Rec& r : recs)
+    if (&r != &self && r.src == self.src && r.related_rank() == 0 && r.method_label() == self.method_label() &&
+        r.str("backend") == self.str("backend") && device_of(sources, r) == device_of(sources, self) &&
+        (r.str("variant") == self.str("variant") || r.str("variant") == "-"))
+      out.push_back(&r);
+  return out;
+}
+
+// "12/12 pass" or "10/12 pass, 1 fail, 1 unsupported": every suite case of the row's method there.
+LbCell all_cases_cell(const std::vector<const Rec*>& sibs) {
+  std::map<std::string, int> counts;
+  for (const Rec* r : sibs) counts[r->status()]++;
+  const int n = static_cast<int>(sibs.size()), pass = counts["pass"];
+  std::string text = cat(pass, "/", n, " pass");
+  bool bad = false;
+  for (const auto& [st, k] : counts) {
+    if (st == "pass" || k == 0) continue;
+    text += cat(", ", k, " ", st);
+    bad = bad || (st != "unsupported" && st != "skipped");
+  }
+  std::string title;
+  for (const Rec* r : sibs)
+    if (r->status() != "pass") title += (title.empty() ? "" : "\n") + r->str("case_id") + ": " + r->status() + " " + r->str("reason");
+  return {text, n ? static_cast<double>(pass) / n : 0.0, bad ? "fail" : pass == n ? "pass" : "unsupported", title};
+}
+
+// One section's table: the fixed columns, the quality keys and related roles of its rows.
+void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std::vector<Rec>& recs,
+                  const std::vector<LbSource>& sources, bool several_sources) {
+  Order quality, roles;
+  for (const Rec* r : rows) {
+    for (const Rec* s : siblings(recs, sources, *r))
+      for (const auto& [k, v] : flat_quality(*s)) quality.add(k);
+    if (r->j->contains("related"))
+      for (const auto& [role, id] : (*r->j)["related"].items()) roles.add(role);
+  }
+  sec.columns = {{"method", "method", "method and phase; the catalog id in the tooltip"},
+                 {"case", "case", "the headline case's label (its id in the tooltip and below the table)"}};
+  if (several_sources) sec.columns.push_back({"run", "run", "the results file, numbered as in the runs table"});
+  sec.columns.insert(sec.columns.end(),
+                     {{"backend", "backend/variant", "where it ran"},
+                      {"status", "status", "pass, fail, error, crashed, timeout, unsupported, skipped; pass (noisy): cv above the target"},
+                      {"latency", "median", "median device time per launch over the repetitions"},
+                      {"throughput", "throughput", "work.flops (TFLOP/s) or work.bytes (GB/s) per second, by work.bound"},
+                      {"pct_peak", "% peak", "of the device's peak measured in the same run (copy bandwidth or fp32 FMA rate)"},
+                      {"memory", "peak mem", "peak bytes the impl held: inputs, outputs and workspace"},
+                      {"equivalence", "equivalence", "worst max_abs/gate of TOL outputs, SET tie swaps, SEMI boundary cases, STAT p-value"},
+                      {"cases", "all cases", "statuses of every suite case of the method on this backend and device"}});
+  for (const auto& k : quality.keys)
+    sec.columns.push_back({"q." + k, k, "quality: " + k + " of the headline case (marked * when from another case of the method)"});
+  for (const auto& role : roles.keys)
+    sec.columns.push_back({"rel." + role, role, "median time of the related `" + role + "` case on the same backend"});
+  if (!roles.keys.empty())
+    sec.columns.push_back({"speedup", "speedup", "baseline time over the method's; <x>_full over the other <x>_ companions"});
+
+  for (const Rec* r : rows) {
+    std::vector<LbCell> cells;
+    const std::string label = r->str("label");
+    cells.push_back({r->method_label(), std::nullopt, "", r->str("catalog_id")});
+    cells.push_back({label.empty() ? (r->j->value("headline", false) ? "headline" : "most work") : label, std::nullopt,
+                     "", r->str("case_id")});
+    if (several_sources) cells.push_back({cat("[", r->src + 1, "]"), static_cast<double>(r->src + 1), "", sources[r->src].path});
+    cells.push_back({r->str("backend") + "/" + r->str("variant"), std::nullopt, "", device_of(sources, *r)});
+    cells.push_back(status_cell(*r));
+    cells.push_back(latency_cell(*r));
+    cells.push_back(throughput_cell(*r));
+    cells.push_back(peak_cell(*r, sources));
+    cells.push_back(memory_cell(*r));
+    cells.push_back(equivalence_cell(*r));
+    const std::vector<const Rec*> sibs = siblings(recs, sources, *r);
+    cells.push_back(all_cases_cell(sibs));
+    // A figure the headline case lacks comes from the first other case that has it (a STAT case's
+    // p-value, say), marked with * and that case's id.
+    for (const auto& k : quality.keys) {
+      LbCell cell = dash();
+      for (const Rec* s : sibs) {
+        const auto q = flat_quality(*s);
+        auto it = std::find_if(q.begin(), q.end(), [&](const auto& kv) { return kv.first == k; });
+        if (it == q.end()) continue;
+        cell = value_cell(k, it->second);
+        if (s != r) {
+          cell.text += "*";
+          cell.title += " (from " + s->str("case_id") + ")";
+        }
+        break;
+      }
+      cells.push_back(cell);
+    }
+    // Related rows and the speedups they give.
+    std::map<std::string, double> times;  // role -> µs (passing, timed)
+    std::map<std::string, std::string> methods;
+    for (const auto& role : roles.keys) {
+      if (!r->j->contains("related") || !(*r->j)["related"].contains(role)) {
+        cells.push_back(dash());
+        continue;
+      }
+      const std::string id = (*r->j)["related"][role].get<std::string>();
+      const Rec* rel = related_rec(recs, sources, *r, id);
+      if (!rel) {
+        cells.push_back(dash("not in this file: " + id));
+        continue;
+      }
+      methods[role] = rel->method_label();
+      const auto us = rel->median_us();
+      if (rel->status() != "pass" || !us) {
+        cells.push_back({shown_status(*rel), std::nullopt, shown_status(*rel), id + ": " + rel->str("reason")});
+        continue;
+      }
+      times[role] = *us;
+      const bool other_variant = rel->str("variant") != r->str("variant");
+      cells.push_back({fmt_us(*us) + (other_variant ? " (" + rel->str("variant") + ")" : ""), *us,
+                       rel->noisy() ? "noisy" : "", id + " on " + rel->str("backend") + "/" + rel->str("variant")});
+    }
+    if (!roles.keys.empty()) {
+      std::vector<std::string> parts;
+      std::optional<double> first;
+      const auto self_us = r->median_us();
+      if (times.count("baseline") && self_us && r->status() == "pass") {
+        const double s = times["baseline"] / *self_us;
+        parts.push_back(fmt_sig(s) + "× vs " + methods["baseline"]);
+        first = s;
+      }
+      for (const auto& [full_role, full_us] : times) {
+        const size_t cut = full_role.rfind("_full");
+        if (cut == std::string::npos || cut + 5 != full_role.size()) continue;
+        const std::string stem = full_role.substr(0, cut + 1);
+        for (const auto& [role, us] : times) {
+          if (role == full_role || role.rfind(stem, 0) != 0) continue;
+          const double s = full_us / us;
+          parts.push_back(fmt_sig(s) + "× " + role + " vs " + full_role);
+          if (!first) first = s;
+        }
+      }
+      std::string text;
+      for (const auto& p : parts) text += (text.empty() ? "" : "; ") + p;
+      cells.push_back(text.empty() ? dash("no timed baseline or companion pair") : LbCell{text, first, "", text});
+    }
+    sec.rows.push_back(std::move(cells));
+    sec.cases.push_back({r->method_label() + (label.empty() ? "" : " (" + label + ")"), r->str("case_id")});
+  }
+  // Each headline case once.
+  std::vector<std::pair<std::string, std::string>> unique;
+  for (const auto& c : sec.cases)
+    if (std::find(unique.begin(), unique.end(), c) == unique.end()) unique.push_back(c);
+  sec.cases = unique;
+}
+
+// Headline cases of one file: per (method, phase), the flagged cases (most flops per dtype) or
+// the suite case with the most work.
+std::set<std::string> headline_cases(const std::vector<Rec>& recs, size_t src) {
+  struct CaseWork {
+    double flops = 0, bytes = 0;
+    bool headline = false;
+    std::string dtype, method;
+  };
+  std::map<std::string, CaseWork> cases;
+  for (const Rec& r : recs) {
+    if (r.src != src || r.related_rank() != 0) continue;
+    CaseWork& w = cases[r.str("case_id")];
+    w.flops = std::max(w.flops, r.work("flops"));
+    w.bytes = std::max(w.bytes, r.work("bytes"));
+    w.headline = w.headline || r.j->value("headline", false);
+    w.dtype = r.str("dtype");
+    w.method = r.method_label();
+  }
+  const auto more = [](const CaseWork& a, const CaseWork& b) {
+    return a.flops != b.flops ? a.flops > b.flops : a.bytes > b.bytes;
+  };
+  std::map<std::pair<std::string, std::string>, std::string> best;  // (method, dtype or "") -> case id
+  std::set<std::string> flagged_methods;
+  for (const auto& [id, w] : cases)
+    if (w.headline) flagged_methods.insert(w.method);
+  for (const auto& [id, w] : cases) {
+    const bool flagged = flagged_methods.count(w.method) != 0;
+    if (flagged && !w.headline) continue;
+    const auto key = std::make_pair(w.method, flagged ? w.dtype : std::string());
+    auto it = best.find(key);
+    if (it == best.end() || more(w, cases[it->second])) best[key] = id;
+  }
+  std::set<std::string> out;
+  for (const auto& [k, id] : best) out.insert(id);
+  return out;
+}
+
+void build_matrix(Leaderboard& lb, const std::vector<Rec>& recs) {
+  LbMatrix& m = lb.matrix;
+  Order methods, columns;
+  std::map<std::string, std::string> help;
+  for (const Rec& r : recs) {
+    const std::string col = cat("[", r.src + 1, "] ", r.str("backend"));
+    methods.add(r.method_label());
+    columns.add(col);
+    help[col] = device_of(lb.sources, r) + " — " + lb.sources[r.src].path;
+  }
+  m.methods = methods.keys;
+  m.columns = columns.keys;
+  for (const auto& c : m.columns) m.column_help.push_back(help[c]);
+  // Worst first: what colours a cell (unsupported and skipped only when nothing ran).
+  const std::vector<std::string> severity = {"crashed", "timeout", "error", "fail", "noisy", "pass", "unsupported", "skipped"};
+  for (const Rec& r : recs) {
+    const std::string st = shown_status(r);
+    LbMatrixCell& cell = m.cells[{methods.rank(r.method_label()), columns.rank(cat("[", r.src + 1, "] ", r.str("backend")))}];
+    cell.counts[st]++;
+    if (st != "pass" && st != "noisy" && !r.str("reason").empty() && cell.reasons.size() < 4 &&
+        std::find(cell.reasons.begin(), cell.reasons.end(), r.str("reason")) == cell.reasons.end())
+      cell.reasons.push_back(r.str("reason"));
+  }
+  for (auto& [k, cell] : m.cells)
+    for (const auto& s : severity)
+      if (cell.counts.count(s)) {
+        cell.worst = s;
+        break;
+      }
+}
+
+void build_latency_plots(Leaderboard& lb, const std::vector<Rec>& recs) {
+  Order methods;
+  for (const Rec& r : recs)
+    if (r.status() == "pass" && r.median_us() && r.j->contains("params") && (*r.j)["params"].contains("kv_len"))
+      methods.add(r.method_label());
+  for (const auto& method : methods.keys) {
+    // Series key: everything but kv_len (dtype included).
+    std::map<std::string, std::set<double>> lengths;
+    std::map<std::string, int> count;
+    std::map<std::string, std::string> subtitle;
+    const auto key_of = [](const Rec& r) {
+      Json p = (*r.j)["params"];
+      p.erase("kv_len");
+      std::string s;
+      for (const auto& [k, v] : p.items()) s += (s.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      return s + ", " + r.str("dtype");
+    };
+    // A sweep the suite asked for beats lengths that related cases happen to share: series of
+    // suite cases first, then the most kv lengths, then the most rows.
+    std::map<std::string, bool> from_suite;
+    for (const Rec& r : recs) {
+      if (r.method_label() != method || r.status() != "pass" || !r.median_us() || !(*r.j)["params"].contains("kv_len"))
+        continue;
+      const std::string k = key_of(r);
+      lengths[k].insert((*r.j)["params"]["kv_len"].get<double>());
+      count[k]++;
+      from_suite[k] = from_suite[k] || r.related_rank() == 0;
+    }
+    std::string best;
+    const auto rank = [&](const std::string& k) {
+      return std::make_tuple(from_suite[k] && lengths[k].size() >= 2, lengths[k].size(), count[k]);
+    };
+    for (const auto& [k, l] : lengths)
+      if (l.size() >= 2 && (best.empty() || rank(k) > rank(best))) best = k;
+    if (best.empty()) continue;
+    LbLatencyPlot plot{method, best, {}};
+    Order names;
+    std::map<std::string, std::map<double, double>> pts;
+    for (const Rec& r : recs) {
+      if (r.method_label() != method || r.status() != "pass" || !r.median_us() || !(*r.j)["params"].contains("kv_len") ||
+          key_of(r) != best)
+        continue;
+      const std::string name = cat("[", r.src + 1, "] ", r.str("backend"), "/", r.str("variant"));
+      names.add(name);
+      pts[name][(*r.j)["params"]["kv_len"].get<double>()] = *r.median_us();
+    }
+    for (const auto& n : names.keys) plot.series.push_back({n, {pts[n].begin(), pts[n].end()}});
+    lb.latency_plots.push_back(std::move(plot));
+  }
+}
+
+// Quality figures of METHODS.md family B's standard evaluation, plotted wherever records carry them.
+constexpr const char* kKvBytesKey = "kv_bytes_kept";
+const std::vector<std::string> kFidelityKeys = {"attn_recall", "out_rel_l2"};
+
+void build_fidelity(Leaderboard& lb, const std::vector<Rec>& recs) {
+  std::set<std::pair<std::string, std::string>> seen;
+  std::set<std::string> figures;
+  for (const Rec& r : recs) {
+    if (r.status() != "pass" || !r.j->contains("quality")) continue;
+    const Json& q = (*r.j)["quality"];
+    if (!q.contains(kKvBytesKey) || !q[kKvBytesKey].is_number()) continue;
+    if (!seen.insert({r.str("method"), r.str("case_id")}).second) continue;
+    LbFidelityPoint p{r.str("method"), r.str("case_id"), q[kKvBytesKey].get<double>(), {}};
+    for (const auto& k : kFidelityKeys)
+      if (q.contains(k) && q[k].is_number()) {
+        p.figures[k] = q[k].get<double>();
+        figures.insert(k);
+      }
+    if (!p.figures.empty()) lb.fidelity.push_back(std::move(p));
+  }
+  for (const auto& k : kFidelityKeys)
+    if (figures.count(k)) lb.fidelity_figures.push_back(k);
+}
+
+}  // namespace
+
+Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<std::string>& paths,
+                              const std::string& command_line) {
+  ATTNBENCH_ASSERT(docs.size() == paths.size(), "one path per results document");
+  Leaderboard lb;
+  lb.command_line = command_line;
+  std::vector<Rec> recs;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    lb.sources.push_back({paths[i], docs[i]["context"]});
+    for (const auto& row : docs[i]["benchmarks"]) {
+      // The row standing for its case carries the whole object; the others only point at it.
+      if (row.contains("attnbench") && row["attnbench"].contains("method")) recs.push_back({i, &row["attnbench"]});
+    }
+  }
+  const bool several = docs.size() > 1;
+
+  // Sections: family, then device, then dtype, each in first-seen order.
+  Order families, devices, dtypes, methods;
+  for (const Rec& r : recs) {
+    families.add(r.str("family"));
+    devices.add(device_of(lb.sources, r));
+    dtypes.add(r.str("dtype"));
+    methods.add(r.method_label());
+  }
+  std::vector<std::set<std::string>> headline(docs.size());
+  for (size_t i = 0; i < docs.size(); ++i) headline[i] = headline_cases(recs, i);
+  std::map<std::tuple<size_t, size_t, size_t>, std::vector<const Rec*>> grouped;
+  for (const Rec& r : recs) {
+    if (r.related_rank() != 0 || !headline[r.src].count(r.str("case_id"))) continue;
+    grouped[{families.rank(r.str("family")), devices.rank(device_of(lb.sources, r)), dtypes.rank(r.str("dtype"))}]
+        .push_back(&r);
+  }
+  for (auto& [key, rows] : grouped) {
+    std::stable_sort(rows.begin(), rows.end(), [&](const Rec* a, const Rec* b) {
+      return std::make_tuple(methods.rank(a->method_label()), a->src, a->str("backend"), a->str("variant")) <
+             std::make_tuple(methods.rank(b->method_label()), b->src, b->str("backend"), b->str("variant"));
+    });
+    LbSection sec;
+    sec.family = families.keys[std::get<0>(key)];
+    sec.device = devices.keys[std::get<1>(key)];
+    sec.dtype = dtypes.keys[std::get<2>(key)];
+    fill_section(sec, rows, recs, lb.sources, several);
+    lb.sections.push_back(std::move(sec));
+  }
+  build_matrix(lb, recs);
+  build_latency_plots(lb, recs);
+  build_fidelity(lb, recs);
+  return lb;
+}
+
+Leaderboard build_leaderboard(const std::vector<std::string>& paths, const std::string& command_line) {
+  std::vector<Json> docs;
+  for (const auto& p : paths) docs.push_back(read_results_file(p));
+  return build_leaderboard(docs, paths, command_line);
+}
+
+}  // namespace attnbench

@@ -1,0 +1,243 @@
+// The leaderboard's cells: numbers formatted, and how each column is derived from one record.
+#include "leaderboard_cells.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "attnbench/error.h"
+
+namespace attnbench::lb {
+
+namespace {
+// How statuses are listed: passes first, then what went wrong, then what did not run.
+const std::vector<std::string> kStatusOrder = {"pass", "noisy", "fail", "error", "crashed", "timeout", "unsupported", "skipped"};
+}  // namespace
+
+std::string fmt_sig(double v, int digits) {
+  if (!std::isfinite(v)) return v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
+  if (v == 0) return "0";
+  char buf[64];
+  const int mag = static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  if (mag >= 6 || mag < -4) {
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.*f", std::max(0, digits - 1 - mag), v);
+    std::string s = buf;
+    if (s.find('.') != std::string::npos) {
+      while (s.back() == '0') s.pop_back();
+      if (s.back() == '.') s.pop_back();
+    }
+    return s;
+  }
+  return buf;
+}
+
+std::string fmt_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(b) >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return (u == 0 ? fmt_sig(b, 4) : fmt_sig(b, 3)) + " " + units[u];
+}
+
+std::string fmt_us(double us) {
+  if (us >= 1e6) return fmt_sig(us / 1e6) + " s";
+  if (us >= 1e3) return fmt_sig(us / 1e3) + " ms";
+  return fmt_sig(us) + " µs";
+}
+
+std::string fmt_flops(double per_s) {
+  return per_s >= 1e12 ? fmt_sig(per_s / 1e12) + " TFLOP/s" : fmt_sig(per_s / 1e9) + " GFLOP/s";
+}
+
+std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& s) {
+  const Json& c = s.context;
+  const auto str = [&](const char* k) { return c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : std::string(); };
+  std::vector<std::pair<std::string, std::string>> out;
+  out.push_back({"file", s.path});
+  out.push_back({"date", str("date")});
+  std::string commit = str("git_commit");
+  if (commit.size() > 12) commit = commit.substr(0, 12);
+  if (c.value("git_dirty", false)) commit += " (dirty)";
+  out.push_back({"commit", commit});
+  out.push_back({"build", str("build_type") + ", " + str("compiler")});
+  out.push_back({"cpu", str("cpu") + " (" + std::to_string(c.value("num_cpus", 0)) + " threads)"});
+  out.push_back({"os", str("os")});
+  const Json suite = c.value("suite", Json::object());
+  std::string verb = str("verb");
+  std::string how = verb + " " + suite.value("name", std::string()) + " (" + suite.value("path", std::string()) + ")";
+  if (c.contains("timing") && verb == "run")
+    how += cat(", ", c["timing"].value("repetitions", 0), " repetitions of ≥ ", c["timing"].value("min_time_s", 0.0), " s");
+  out.push_back({"suite", how});
+  const Json backends = c.value("backends", Json::object());  // a named copy: items() must not outlive it
+  for (const auto& [name, b] : backends.items()) {
+    std::string text;
+    if (!b.value("available", true)) {
+      text = "unavailable: " + b.value("reason", std::string());
+    } else {
+      text = b.value("device", std::string());
+      const Json peaks = b.value("peaks", Json::object());
+      if (peaks.contains("copy_bytes_per_s") || peaks.contains("flops_per_s"))
+        text += cat("; in-run peaks: copy ", fmt_sig(peaks.value("copy_bytes_per_s", 0.0) / 1e9), " GB/s, ",
+                    fmt_flops(peaks.value("flops_per_s", 0.0)), " fp32");
+    }
+    out.push_back({"backend " + name, text});
+  }
+  return out;
+}
+
+std::string matrix_cell_text(const LbMatrixCell& c) {
+  std::string s;
+  for (const auto& status : kStatusOrder)
+    if (auto it = c.counts.find(status); it != c.counts.end())
+      s += (s.empty() ? "" : ", ") + std::to_string(it->second) + " " + status;
+  for (const auto& [status, n] : c.counts)  // a status this build does not know, still shown
+    if (std::find(kStatusOrder.begin(), kStatusOrder.end(), status) == kStatusOrder.end())
+      s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+  return s.empty() ? "—" : s;
+}
+
+std::string shown_status(const Rec& r) { return r.status() == "pass" && r.noisy() ? "noisy" : r.status(); }
+
+std::string device_of(const std::vector<LbSource>& sources, const Rec& r) {
+  if (!r.str("device").empty()) return r.str("device");
+  const Json backends = sources[r.src].context.value("backends", Json::object());
+  const std::string b = r.str("backend");
+  if (backends.contains(b) && backends[b].contains("device") && backends[b]["device"].is_string())
+    return backends[b]["device"].get<std::string>();
+  return b;
+}
+
+LbCell dash(std::string title) { return {"—", std::nullopt, "", std::move(title)}; }
+
+// quality, flattened one level: {"a": 1, "b": {"c": 2}} -> a, b.c
+std::vector<std::pair<std::string, Json>> flat_quality(const Rec& r) {
+  std::vector<std::pair<std::string, Json>> out;
+  if (!r.j->contains("quality")) return out;
+  for (const auto& [k, v] : (*r.j)["quality"].items()) {
+    if (v.is_object()) {
+      for (const auto& [k2, v2] : v.items()) out.push_back({k + "." + k2, v2});
+    } else {
+      out.push_back({k, v});
+    }
+  }
+  return out;
+}
+
+LbCell value_cell(const std::string& key, const Json& v) {
+  if (v.is_number()) {
+    const double x = v.get<double>();
+    // A figure in bytes says so in its name: kv_bytes_kept, index_bytes, bytes.
+    const bool bytes = ("_" + key + "_").find("_bytes_") != std::string::npos;
+    return {bytes ? fmt_bytes(x) : fmt_sig(x, 4), x, "", key + " = " + fmt_sig(x, 10)};
+  }
+  if (v.is_boolean()) return {v.get<bool>() ? "yes" : "no", v.get<bool>() ? 1.0 : 0.0, "", key};
+  if (v.is_string()) return {v.get<std::string>(), std::nullopt, "", key};
+  if (v.is_array()) {
+    std::string s;
+    for (const auto& e : v) s += (s.empty() ? "" : ", ") + (e.is_number() ? fmt_sig(e.get<double>(), 4) : e.dump());
+    return {s, std::nullopt, "", key};
+  }
+  return dash();
+}
+
+LbCell status_cell(const Rec& r) {
+  const std::string st = shown_status(r);
+  LbCell c{st == "noisy" ? "pass (noisy)" : st, std::nullopt, st, r.str("reason")};
+  if (st == "noisy") c.title = cat("cv ", fmt_sig(100 * (*r.j)["timing"].value("cv", 0.0)), "% above the noisy target");
+  return c;
+}
+
+LbCell latency_cell(const Rec& r) {
+  const auto us = r.median_us();
+  if (!us) return dash(r.status() == "pass" ? "not timed (check only)" : "not timed: " + r.status());
+  const Json& t = (*r.j)["timing"];
+  return {fmt_us(*us), *us, r.noisy() ? "noisy" : "",
+          cat("median of ", t.value("repetitions", 0), " repetitions, cv ", fmt_sig(100 * t.value("cv", 0.0)), "%, ",
+              t.value("mode", std::string()), " (", t.value("how", std::string()), ")")};
+}
+
+LbCell throughput_cell(const Rec& r) {
+  if (!r.j->contains("throughput")) return dash();
+  const Json& tp = (*r.j)["throughput"];
+  const bool memory = (*r.j)["work"].value("bound", std::string()) == "memory";
+  const double v = memory ? tp.value("bytes_per_s", 0.0) : tp.value("flops_per_s", 0.0);
+  // Sorted by the raw rate; shown in GB/s, or TFLOP/s (GFLOP/s below one, as on small CPUs).
+  const std::string text = memory ? fmt_sig(v / 1e9) + " GB/s" : fmt_flops(v);
+  return {text, v, "",
+          cat(memory ? "memory" : "compute", "-bound: ", fmt_sig(r.work("flops")), " flop, ", fmt_bytes(r.work("bytes")),
+              " moved per launch")};
+}
+
+LbCell peak_cell(const Rec& r, const std::vector<LbSource>& sources) {
+  if (!r.j->contains("throughput") || !(*r.j)["throughput"].contains("pct_of_peak")) return dash();
+  const Json& tp = (*r.j)["throughput"];
+  const double pct = tp["pct_of_peak"].get<double>();
+  const std::string peak = tp.value("peak", std::string());
+  const Json peaks = sources[r.src].context.value("backends", Json::object()).value(r.str("backend"), Json::object())
+                         .value("peaks", Json::object());
+  std::string title = "of the in-run peak " + peak;
+  if (peaks.contains(peak)) title += " = " + fmt_sig(peaks[peak].get<double>());
+  const bool above = tp.value("above_peak", false);
+  return {fmt_sig(pct) + "%" + (above ? " (above peak)" : ""), pct, above ? "noisy" : "", title};
+}
+
+LbCell memory_cell(const Rec& r) {
+  if (!r.j->contains("memory")) return dash();
+  const Json& m = (*r.j)["memory"];
+  const double peak = m.value("peak_bytes", 0.0);
+  return {fmt_bytes(peak), peak, "",
+          cat("inputs ", fmt_bytes(m.value("input_bytes", 0.0)), ", outputs ", fmt_bytes(m.value("output_bytes", 0.0)),
+              ", workspace ", fmt_bytes(m.value("workspace_peak_bytes", 0.0)))};
+}
+
+// The checks in one cell: the worst TOL error as a fraction of its gate, tie swaps (SET), boundary
+// cases (SEMI), the smallest p-value (STAT), whatever the outputs' classes are.
+LbCell equivalence_cell(const Rec& r) {
+  if (!r.j->contains("checks") || (*r.j)["checks"].empty()) return dash("not checked: " + r.status());
+  double worst = -1, p_min = 2;
+  std::string worst_out, failed;
+  int64_t swaps = 0, boundary = 0;
+  bool any_set = false, any_semi = false, all_exact = true;
+  for (const auto& [out, ch] : (*r.j)["checks"].items()) {
+    const std::string cls = ch.value("class", std::string());
+    if (!ch.value("pass", true) && failed.empty()) failed = out + ": " + ch.value("message", std::string());
+    if (cls != "EXACT") all_exact = false;
+    if (ch.contains("max_abs") && ch.contains("gate") && ch["gate"].get<double>() > 0) {
+      const double ratio = ch["max_abs"].get<double>() / ch["gate"].get<double>();
+      if (ratio > worst) {
+        worst = ratio;
+        worst_out = out;
+      }
+    }
+    if (ch.contains("n_tie_swaps")) {
+      any_set = true;
+      swaps += ch["n_tie_swaps"].get<int64_t>();
+    }
+    if (ch.contains("n_boundary_cases")) {
+      any_semi = true;
+      boundary += ch["n_boundary_cases"].get<int64_t>();
+    }
+    if (ch.contains("p_value")) p_min = std::min(p_min, ch["p_value"].get<double>());
+  }
+  std::vector<std::string> parts;
+  if (worst >= 0) parts.push_back(cat(fmt_sig(worst, 2), "× gate (", worst_out, ")"));
+  if (any_set) parts.push_back(cat(swaps, " tie swaps"));
+  if (any_semi) parts.push_back(cat(boundary, " boundary"));
+  if (p_min <= 1) parts.push_back("p=" + fmt_sig(p_min, 2));
+  if (parts.empty() && all_exact) parts.push_back("exact");
+  if (!r.j->value("deterministic", true)) parts.push_back("nondeterministic");
+  std::string text;
+  for (const auto& p : parts) text += (text.empty() ? "" : ", ") + p;
+  LbCell c{text.empty() ? "checked" : text, worst >= 0 ? std::optional<double>(worst) : std::nullopt,
+           failed.empty() ? "pass" : "fail", failed};
+  if (!failed.empty()) c.text = "FAIL " + c.text;
+  if (c.title.empty())
+    c.title = "worst max_abs / gate over TOL outputs; tie swaps (SET); boundary events (SEMI); smallest p (STAT)";
+  return c;
+}
+
+}  // namespace attnbench::lb

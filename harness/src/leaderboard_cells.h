@@ -1,0 +1,50 @@
+// Internal to the leaderboard (leaderboard.cpp, leaderboard_cells.cpp): a record as the
+// leaderboard reads it, and the cells of one record (how each column is derived from it).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnbench/leaderboard.h"
+
+namespace attnbench::lb {
+
+// A record (the `attnbench` object of the row standing for its case) and the file it came from.
+struct Rec {
+  size_t src;
+  const Json* j;
+  std::string str(const char* k) const { return j->contains(k) && (*j)[k].is_string() ? (*j)[k].get<std::string>() : ""; }
+  std::string method_label() const {
+    const std::string phase = str("phase");
+    return str("method") + (phase.empty() ? "" : " " + phase);
+  }
+  std::string status() const { return str("status"); }
+  bool noisy() const { return j->contains("timing") && (*j)["timing"].value("noisy", false); }
+  std::optional<double> median_us() const {
+    if (!j->contains("timing") || !(*j)["timing"].contains("median_s")) return std::nullopt;
+    return (*j)["timing"]["median_s"].get<double>() * 1e6;
+  }
+  double work(const char* k) const { return j->contains("work") ? (*j)["work"].value(k, 0.0) : 0.0; }
+  int related_rank() const { return j->value("related_rank", 0); }
+};
+
+// The status a reader sees: noisy is a pass whose timing is not to be trusted.
+std::string shown_status(const Rec& r);
+// The record's device, else its backend's device in the file's context, else the backend.
+std::string device_of(const std::vector<LbSource>& sources, const Rec& r);
+LbCell dash(std::string title = "");
+
+// quality, flattened one level: {"a": 1, "b": {"c": 2}} -> a, b.c
+std::vector<std::pair<std::string, Json>> flat_quality(const Rec& r);
+LbCell value_cell(const std::string& key, const Json& v);  // a quality figure; *bytes* keys in bytes
+
+LbCell status_cell(const Rec& r);
+LbCell latency_cell(const Rec& r);
+LbCell throughput_cell(const Rec& r);
+LbCell peak_cell(const Rec& r, const std::vector<LbSource>& sources);
+LbCell memory_cell(const Rec& r);
+LbCell equivalence_cell(const Rec& r);
+
+}  // namespace attnbench::lb

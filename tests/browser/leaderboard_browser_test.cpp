@@ -1,0 +1,151 @@
+// The leaderboard page in a real browser: a real (short) CPU run of the smoke suite, its
+// leaderboard, and headless Chromium loading the page with a view in its URL fragment
+// (#status=pass, #sort=latency:desc). The DOM after the scripts ran must show the tables filtered
+// and sorted by the page's own script, the latency and fidelity plots, and the support matrix;
+// a screenshot must be a real picture. Skipped (77) where Chromium is not installed.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "support.h"
+
+using namespace attnbench;
+
+namespace {
+
+std::string chromium() {
+  for (const char* name : {"chromium", "chromium-browser"}) {
+    const auto r = test::run_shell(std::string("command -v ") + name);
+    if (r.exit_code == 0) return name;
+  }
+  return "";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+// Headless Chromium, with a fresh profile and nothing that reaches the network.
+test::CliResult browse(const std::string& browser, const std::string& dir, const std::string& what) {
+  return test::run_shell("timeout 180 " + browser +
+                         " --headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run"
+                         " --disable-extensions --disable-sync --user-data-dir=" + dir + "/profile" +
+                         " --virtual-time-budget=10000 " + what);
+}
+
+// The latency column's data-v values of each sorted table, row by row in DOM order.
+std::vector<std::vector<double>> sorted_latencies(const std::string& dom) {
+  std::vector<std::vector<double>> out;
+  const std::regex table("<table class=\"lb\">([\\s\\S]*?)</table>"), th("<th [^>]*>"), tr("<tr[^>]*>([\\s\\S]*?)</tr>"),
+      td("<td([^>]*)>"), value("data-v=\"([^\"]*)\"");
+  for (std::sregex_iterator t(dom.begin(), dom.end(), table), end; t != end; ++t) {
+    const std::string body = (*t)[1];
+    int col = -1, i = 0;
+    for (std::sregex_iterator h(body.begin(), body.end(), th); h != end; ++h, ++i)
+      if (h->str().find("data-key=\"latency\"") != std::string::npos && h->str().find("data-sorted=\"desc\"") != std::string::npos)
+        col = i;
+    if (col < 0) continue;
+    std::vector<double> values;
+    for (std::sregex_iterator r(body.begin(), body.end(), tr); r != end; ++r) {
+      const std::string cells = (*r)[1];
+      int k = 0;
+      for (std::sregex_iterator c(cells.begin(), cells.end(), td); c != end; ++c, ++k) {
+        if (k != col) continue;
+        const std::string attrs = (*c)[1];
+        std::smatch m;
+        if (std::regex_search(attrs, m, value)) values.push_back(std::stod(m[1]));
+      }
+    }
+    out.push_back(values);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the leaderboard page renders its tables, plots and support matrix in Chromium", "[browser]") {
+  const std::string browser = chromium();
+  if (browser.empty()) {
+    std::fprintf(stderr, "skip: chromium is not installed\n");
+    std::exit(77);
+  }
+  test::require_backend("cpu");
+  const std::string dir = test::scratch_dir("browser_leaderboard");
+  const auto run = test::run_cli("run suites/smoke.json --backends cpu --repetitions 3 --min-time 0.002 --warmup 0.001 --quiet --out " +
+                                 dir + "/smoke.json");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const auto lb = test::run_cli("leaderboard " + dir + "/smoke.json --out " + dir);
+  INFO(lb.output);
+  REQUIRE(lb.exit_code == 0);
+  const std::string page = slurp(dir + "/leaderboard.html");
+  const int rows = count(page, "<tr data-status=");
+  const int passing = count(page, "<tr data-status=\"pass\"") + count(page, "<tr data-status=\"noisy\"");
+  REQUIRE(rows > 5);
+  REQUIRE(page.find("data-ready") != std::string::npos);  // in the script, not yet on the body
+
+  // One run feeds three looks at the page (no SECTIONs: Catch would rerun the suite for each).
+  {
+    INFO("the DOM after the scripts ran: the status filter of the URL applied");
+    // Filter on the commoner of pass and noisy (timings on a busy machine may be noisy).
+    const int pass = count(page, "<tr data-status=\"pass\""), noisy = count(page, "<tr data-status=\"noisy\"");
+    const std::string kept = pass >= noisy ? "pass" : "noisy", other = pass >= noisy ? "noisy" : "pass";
+    const auto r = browse(browser, dir, "--dump-dom 'file://" + dir + "/leaderboard.html#status=" + kept + "'");
+    REQUIRE(r.exit_code == 0);
+    const std::string dom = r.output;
+    CHECK_THAT(dom, Catch::Contains("data-ready=\"1\""));
+    CHECK_THAT(dom, Catch::Contains("data-shown-rows=\"" + std::to_string(std::max(pass, noisy)) + "\""));
+    // The page's script sets `hidden` on every other row.
+    CHECK(count(dom, "<tr data-status=\"" + kept + "\">") == std::max(pass, noisy));
+    CHECK(count(dom, "<tr data-status=\"" + other + "\" hidden=\"\">") == std::min(pass, noisy));
+    CHECK(count(dom, "<tr data-status=\"unsupported\" hidden=\"\">") == count(page, "<tr data-status=\"unsupported\""));
+    CHECK_THAT(dom, Catch::Contains("<select id=\"status\">"));
+  }
+
+  {
+    INFO("sorting by a header: latency descending in every table");
+    const auto r = browse(browser, dir, "--dump-dom 'file://" + dir + "/leaderboard.html#sort=latency:desc'");
+    REQUIRE(r.exit_code == 0);
+    const std::string dom = r.output;
+    CHECK_THAT(dom, Catch::Contains("data-shown-rows=\"" + std::to_string(rows) + "\""));
+    const auto tables = sorted_latencies(dom);
+    CHECK(tables.size() == static_cast<size_t>(count(page, "<table class=\"lb\">")));
+    int checked = 0;
+    for (const auto& values : tables)
+      for (size_t i = 1; i < values.size(); ++i, ++checked) CHECK(values[i - 1] >= values[i]);
+    CHECK(checked > 0);
+    CHECK(passing > 0);
+    // Plots: latency against kv_len (gqa decode runs at two lengths through the KV companions),
+    // fidelity against KV bytes (the KV methods), each with its points; the support matrix.
+    CHECK(count(dom, "<svg class=\"plot\" data-kind=\"latency\"") >= 1);
+    CHECK(count(dom, "<svg class=\"plot\" data-kind=\"fidelity\"") >= 1);
+    CHECK(count(dom, "<circle class=\"pt\"") >= 4);
+    CHECK_THAT(dom, Catch::Contains("<table class=\"matrix\">") && Catch::Contains("class=\"st-pass\""));
+  }
+
+  {
+    INFO("a screenshot is a picture, not a blank page");
+    const std::string png = dir + "/leaderboard.png";
+    const auto r = browse(browser, dir, "--window-size=1400,2400 --screenshot=" + png + " 'file://" + dir + "/leaderboard.html'");
+    REQUIRE(r.exit_code == 0);
+    const std::string bytes = slurp(png);
+    REQUIRE(bytes.size() > 8);
+    CHECK(bytes.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
+    // A blank 1400×2400 page compresses to a few kilobytes; tables, plots and colours do not.
+    CHECK(bytes.size() > 40 * 1024);
+  }
+}

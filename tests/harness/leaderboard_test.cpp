@@ -1,0 +1,149 @@
+// The leaderboard's rules (attnbench/leaderboard.h) on a hand-made results document whose methods,
+// families, backends, quality keys and roles are invented: the leaderboard reads them from the
+// records alone. Rendering a real run is tested in tests/cli (Markdown) and tests/browser (HTML).
+#include <catch2/catch.hpp>
+
+#include "attnbench/json.h"
+#include "attnbench/leaderboard.h"
+
+using namespace attnbench;
+
+namespace {
+
+Json record(const std::string& method, const std::string& family, const std::string& case_id, const std::string& status,
+            double median_s, double flops) {
+  Json r = {{"case_id", case_id}, {"label", ""},        {"headline", false}, {"catalog_id", "X-" + method},
+            {"method", method},   {"family", family},   {"phase", ""},       {"backend", "zeta"},
+            {"variant", "v1"},    {"device", "Zeta 9"}, {"dtype", "f16"},    {"params", {{"kv_len", 100}}},
+            {"status", status},   {"reason", status == "pass" ? "" : "because " + status}, {"related_rank", 0}};
+  if (status == "pass") {
+    r["work"] = {{"flops", flops}, {"bytes", 1e6}, {"bound", "compute"}};
+    r["checks"] = {{"O", {{"class", "TOL"}, {"pass", true}, {"max_abs", 1e-3}, {"gate", 4e-3}}},
+                   {"I", {{"class", "SET"}, {"pass", true}, {"n_tie_swaps", 2}}}};
+    r["deterministic"] = true;
+    r["memory"] = {{"peak_bytes", 3 * 1048576.0}, {"input_bytes", 0}, {"output_bytes", 0}, {"workspace_peak_bytes", 0}};
+    r["timing"] = {{"median_s", median_s}, {"cv", 0.01}, {"noisy", false}, {"repetitions", 9}, {"mode", "hot"}, {"how", "x"}};
+    r["throughput"] = {{"flops_per_s", flops / median_s}, {"bytes_per_s", 1e6 / median_s}, {"peak", "flops_per_s"},
+                       {"pct_of_peak", 12.5}, {"above_peak", false}};
+  } else {
+    r["work"] = {{"flops", flops}, {"bytes", 1e6}, {"bound", "compute"}};
+  }
+  return r;
+}
+
+Json doc_of(const std::vector<Json>& recs) {
+  Json d = {{"context", {{"schema_version", 1}, {"git_commit", "0123456789abcdef0123"}, {"git_dirty", true},
+                         {"compiler", "GNU 12"}, {"cpu", "Test CPU"}, {"date", "2025-01-01T00:00:00Z"},
+                         {"backends", {{"zeta", {{"available", true}, {"device", "Zeta 9"},
+                                                 {"peaks", {{"copy_bytes_per_s", 1e11}, {"flops_per_s", 2e12}}}}}}}}},
+            {"benchmarks", Json::array()}};
+  for (const auto& r : recs) d["benchmarks"].push_back({{"name", r["case_id"]}, {"run_type", "aggregate"}, {"attnbench", r}});
+  return d;
+}
+
+const LbSection* section(const Leaderboard& lb, const std::string& family) {
+  for (const auto& s : lb.sections)
+    if (s.family == family) return &s;
+  return nullptr;
+}
+
+std::string cell(const LbSection& s, size_t row, const std::string& key) {
+  for (size_t k = 0; k < s.columns.size(); ++k)
+    if (s.columns[k].key == key) return s.rows.at(row).at(k).text;
+  return "<no column " + key + ">";
+}
+
+}  // namespace
+
+TEST_CASE("leaderboard: headline cases, statuses, quality keys and related joins come from the records", "[unit]") {
+  // alpha: no headline flag, so its case with the most flops (a2). beta: its flagged case, a
+  // baseline of alpha's a1 (related_rank > 0 rows are never headline rows). gamma: companions
+  // x_full / x_small and a figure nobody declared before.
+  Json a1 = record("alpha", "famA", "alpha/a1", "pass", 2e-3, 1e9);
+  Json a2 = record("alpha", "famA", "alpha/a2", "pass", 4e-3, 5e9);
+  Json b1 = record("beta", "famA", "beta/b1", "pass", 1e-3, 1e9);
+  b1["headline"] = true;
+  b1["related"] = {{"baseline", "alpha/a1"}};
+  Json b2 = record("beta", "famA", "beta/b2", "pass", 1e-3, 9e9);  // more flops, but not flagged
+  Json g1 = record("gamma", "famB", "gamma/g1", "pass", 5e-6, 0);
+  g1["work"]["bound"] = "memory";
+  g1["quality"] = {{"novel_figure", 0.25}, {"kv_bytes_kept", 4096}, {"attn_recall", 0.5}, {"nested", {{"inner", 3}}}};
+  g1["related"] = {{"x_small", "delta/d1"}, {"x_full", "delta/d2"}};
+  Json d1 = record("delta", "famA", "delta/d1", "pass", 10e-6, 1e6);
+  Json d2 = record("delta", "famA", "delta/d2", "pass", 80e-6, 8e6);
+  d1["related_rank"] = d2["related_rank"] = 1;
+  Json n1 = record("eta", "famB", "eta/n1", "pass", 1e-3, 1e6);
+  n1["timing"]["noisy"] = true;
+  n1["timing"]["cv"] = 0.2;
+  Json u1 = record("theta", "famB", "theta/u1", "unsupported", 0, 1e6);
+  Json c1 = record("iota", "famB", "iota/c1", "crashed", 0, 1e6);
+  Json f1 = record("kappa", "famB", "kappa/f1", "fail", 0, 1e6);
+  f1["checks"] = {{"O", {{"class", "TOL"}, {"pass", false}, {"max_abs", 1.0}, {"gate", 0.1}, {"message", "max_abs 1 > gate 0.1"}}}};
+
+  const Leaderboard lb = build_leaderboard({doc_of({a1, a2, b1, b2, g1, d1, d2, n1, u1, c1, f1})}, {"r.json"}, "test");
+  const LbSection* a = section(lb, "famA");
+  const LbSection* b = section(lb, "famB");
+  REQUIRE(a);
+  REQUIRE(b);
+  REQUIRE(a->rows.size() == 2);  // alpha and beta; delta is related-only
+  CHECK(cell(*a, 0, "method") == "alpha");
+  CHECK(a->cases[0].second == "alpha/a2");
+  CHECK(a->cases[1].second == "beta/b1");
+  CHECK(cell(*a, 0, "latency") == "4 ms");
+  CHECK(cell(*a, 0, "throughput") == "1.25 TFLOP/s");
+  CHECK(cell(*a, 0, "pct_peak") == "12.5%");
+  CHECK(cell(*a, 0, "memory") == "3 MiB");
+  CHECK(cell(*a, 0, "equivalence") == "0.25× gate (O), 2 tie swaps");
+  CHECK(cell(*a, 1, "rel.baseline") == "2 ms");
+  CHECK(cell(*a, 1, "speedup") == "2× vs alpha");
+
+  // famB: gamma, eta, theta, iota, kappa — every status shown as itself.
+  REQUIRE(b->rows.size() == 5);
+  CHECK(cell(*b, 0, "throughput") == "200 GB/s");
+  CHECK(cell(*b, 0, "q.novel_figure") == "0.25");
+  CHECK(cell(*b, 0, "q.nested.inner") == "3");
+  CHECK(cell(*b, 0, "q.kv_bytes_kept") == "4 KiB");
+  CHECK(cell(*b, 0, "rel.x_small") == "10 µs");
+  CHECK(cell(*b, 0, "speedup") == "8× x_small vs x_full");
+  CHECK(cell(*b, 1, "status") == "pass (noisy)");
+  CHECK(cell(*b, 2, "status") == "unsupported");
+  CHECK(cell(*b, 2, "latency") == "—");
+  CHECK(cell(*b, 3, "status") == "crashed");
+  CHECK(cell(*b, 4, "status") == "fail");
+  CHECK_THAT(cell(*b, 4, "equivalence"), Catch::StartsWith("FAIL 10× gate"));
+
+  // Matrix and plots.
+  REQUIRE(lb.matrix.columns == std::vector<std::string>{"[1] zeta"});
+  const auto& m = lb.matrix;
+  const size_t kappa = std::find(m.methods.begin(), m.methods.end(), "kappa") - m.methods.begin();
+  CHECK(m.cells.at({kappa, 0}).worst == "fail");
+  CHECK(lb.fidelity.size() == 1);
+  CHECK(lb.fidelity_figures == std::vector<std::string>{"attn_recall"});
+
+  const std::string md = leaderboard_markdown(lb);
+  CHECK_THAT(md, Catch::Contains("| novel_figure |") && Catch::Contains("because crashed") &&
+                     Catch::Contains("0123456789ab (dirty)") && Catch::Contains("## famB"));
+  const std::string html = leaderboard_html(lb);
+  CHECK_THAT(html, Catch::Contains("<svg class=\"plot\" data-kind=\"fidelity\"") && Catch::Contains("class=\"matrix\""));
+  CHECK(html.find("http://") == std::string::npos);
+  CHECK(html.find("https://") == std::string::npos);
+  CHECK(html.find("<script src") == std::string::npos);
+}
+
+TEST_CASE("leaderboard: a latency plot per method timed at several kv lengths of one series", "[unit]") {
+  std::vector<Json> recs;
+  for (int kv : {100, 1000, 4000}) {
+    Json r = record("alpha", "famA", "alpha/kv" + std::to_string(kv), "pass", kv * 1e-8, 1e6);
+    r["params"] = {{"batch", 2}, {"kv_len", kv}};
+    recs.push_back(r);
+  }
+  Json other = record("alpha", "famA", "alpha/other", "pass", 1e-5, 1e6);
+  other["params"] = {{"batch", 8}, {"kv_len", 100}};
+  recs.push_back(other);
+  const Leaderboard lb = build_leaderboard({doc_of(recs)}, {"r.json"}, "test");
+  REQUIRE(lb.latency_plots.size() == 1);
+  CHECK(lb.latency_plots[0].subtitle == "batch=2, f16");
+  REQUIRE(lb.latency_plots[0].series.size() == 1);
+  CHECK(lb.latency_plots[0].series[0].points.size() == 3);
+  CHECK_THAT(latency_plot_svg(lb.latency_plots[0]), Catch::Contains("data-kind=\"latency\""));
+}
