@@ -5,40 +5,11 @@
 #include <cstdlib>
 
 #include "attnbench/error.h"
+#include "runtime/plan_support.h"
 
 namespace attnbench::vulkan::attn {
 
 namespace {
-
-// What the plans read from the probe's DeviceLimits.
-struct DeviceView {
-  uint64_t shared = 0, max_binding = 0;
-  uint32_t min_sg = 0, max_sg = 0, max_wg = 0, cus = 1, forced_splits = 0;
-  bool cpu = false;
-  explicit DeviceView(const DeviceLimits& l) {
-    shared = l.shared_mem_bytes;
-    max_binding = l.max_binding_bytes;
-    const auto num = [&](const char* key, uint32_t fallback) {
-      auto it = l.features.find(key);
-      return it == l.features.end() ? fallback : static_cast<uint32_t>(std::strtoul(it->second.c_str(), nullptr, 10));
-    };
-    min_sg = num("min_subgroup_size", l.subgroup_size);
-    max_sg = num("max_subgroup_size", l.subgroup_size);
-    max_wg = num("max_workgroup_size", 128);
-    cus = std::max(1u, l.compute_units);
-    forced_splits = num("forced_splits", 0);
-    auto it = l.features.find("device_type");
-    cpu = it != l.features.end() && it->second == "cpu";
-  }
-};
-
-uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
-uint32_t round_up(uint32_t a, uint32_t b) { return ceil_div(a, b) * b; }
-uint32_t pow2_floor(uint32_t x) {
-  uint32_t p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
-}
 
 Push base_push(const attention::Shape& s) {
   Push p{};
@@ -145,16 +116,6 @@ Plan plan_tiled(const attention::Shape& s, DType dtype, const DeviceView& d) {
 }
 
 }  // namespace
-
-uint32_t dtype_code(DType t) {
-  switch (t) {
-    case DType::f32: return 0;
-    case DType::f16: return 1;
-    case DType::bf16: return 2;
-    default: ATTNBENCH_ASSERT(false, "attention has no ", dtype_name(t), " kernel");
-  }
-  return 0;
-}
 
 std::string Plan::describe() const {
   std::string s = shader + "[";

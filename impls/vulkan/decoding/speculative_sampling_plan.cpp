@@ -1,0 +1,64 @@
+#include "speculative_sampling_plan.h"
+
+#include "attnbench/error.h"
+#include "runtime/plan_support.h"
+
+namespace attnbench::vulkan::spec {
+
+std::string Plan::describe() const {
+  return cat("race[", threads, ",", team, ",", wide ? "wide" : "narrow", "] spans=", spans, " span_len=", span_len,
+             " groups=", race_groups, finalize_groups ? cat(" finalize[", finalize_threads, ",", finalize_team, "]") : "");
+}
+
+Plan plan_race(const decoding::SpecShape& s, const DeviceLimits& limits) {
+  const DeviceView d(limits);
+  Plan p;
+  for (const char* f : {"subgroup_basic", "subgroup_arithmetic", "subgroup_shuffle"})
+    if (!limits.has(f)) {
+      p.unsupported = cat("the device lacks ", f, ", which the race kernels need");
+      return p;
+    }
+  const uint64_t R = static_cast<uint64_t>(s.rows), K = static_cast<uint64_t>(s.draft_len);
+  const uint64_t V = static_cast<uint64_t>(s.vocab), P = static_cast<uint64_t>(s.prob_rows);
+  // Each tensor is one binding, indexed with 32 bits.
+  const std::pair<const char*, uint64_t> tensors[] = {
+      {"target_probs", P * (K + 1) * V * 4}, {"draft_probs", P * K * V * 4}, {"tokens", R * (K + 1) * 4}};
+  for (const auto& [name, bytes] : tensors)
+    if (bytes > d.max_binding || bytes / 4 >= (uint64_t{1} << 32)) {
+      p.unsupported = cat(name, " is ", bytes, " bytes, over this device's maxStorageBufferRange of ", d.max_binding,
+                          " bytes for one binding");
+      return p;
+    }
+  p.threads = d.workgroup(128);
+  const uint32_t blocks = ceil_div(V, 4) + 1;  // Philox blocks a row's race touches
+  const uint32_t sg = pow2_floor(std::max(1u, d.min_sg));
+  if (blocks <= 4 * sg) {  // at most four blocks per lane: one subgroup's team races the row
+    p.team = std::min(sg, pow2_ceil(blocks));
+    p.span_len = static_cast<uint32_t>(V);
+    p.race_groups = ceil_div(R, p.threads / p.team);
+    return p;
+  }
+  p.wide = true;
+  p.team = p.threads;
+  // Enough (row, span) workgroups to fill the device, a few per compute unit, each span at least
+  // one block per lane; vulkan.splits=N forces N spans (tests of the finalize pass).
+  const uint64_t target = uint64_t{d.cpu ? 2u : 4u} * d.cus;
+  const uint32_t want = d.forced_splits > 0
+                            ? std::min<uint32_t>(d.forced_splits, ceil_div(V, 4))
+                            : static_cast<uint32_t>(std::clamp<uint64_t>((target + R - 1) / R, 1, ceil_div(V, 4ull * p.threads)));
+  p.span_len = round_up(ceil_div(V, want), 4);
+  p.spans = ceil_div(V, p.span_len);
+  p.race_groups = R * p.spans;
+  if (R * p.spans * 16 > d.max_binding) {
+    p.unsupported = cat("the spans' winners need ", R * p.spans * 16, " bytes, over one binding");
+    return p;
+  }
+  if (p.spans > 1) {
+    p.finalize_threads = d.workgroup(64);
+    p.finalize_team = std::min(pow2_floor(std::min(p.spans, 32u)), sg);
+    p.finalize_groups = ceil_div(R, p.finalize_threads / p.finalize_team);
+  }
+  return p;
+}
+
+}  // namespace attnbench::vulkan::spec
