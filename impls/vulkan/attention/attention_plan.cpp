@@ -42,13 +42,7 @@ std::string binding_limits(const attention::Shape& s, DType dtype, const DeviceV
   const uint64_t es = dtype_size(dtype);
   const uint64_t q = static_cast<uint64_t>(s.batch * s.q_heads * s.q_len * s.head_dim);
   const uint64_t kv = static_cast<uint64_t>(s.batch * s.kv_heads * s.kv_cap * s.head_dim);
-  for (const auto& [name, elems] : {std::pair<const char*, uint64_t>{"q/O", q}, {"k/v", kv}}) {
-    if (elems * es > d.max_binding)
-      return cat(name, " is ", elems * es, " bytes, over this device's maxStorageBufferRange of ", d.max_binding,
-                 " bytes for one binding");
-    if (elems >= (uint64_t{1} << 32)) return cat(name, " has ", elems, " elements; the shaders index with 32 bits");
-  }
-  return {};
+  return over_binding({{"q/O", q * es, es}, {"k/v", kv * es, es}}, d);
 }
 
 Plan plan_split_kv(const attention::Shape& s, DType dtype, const DeviceView& d) {
@@ -134,11 +128,8 @@ uint64_t partial_o_bytes(const attention::Shape& s, const Plan& p) {
 Plan plan_portable(const attention::Shape& s, DType dtype, const DeviceLimits& limits) {
   const DeviceView d(limits);
   Plan none;
-  for (const char* f : {"storage16", "subgroup_basic", "subgroup_shuffle"})
-    if (!limits.has(f)) {
-      none.unsupported = cat("the device lacks ", f, ", which the portable kernels need");
-      return none;
-    }
+  none.unsupported = missing_feature(limits, {"storage16", "subgroup_basic", "subgroup_shuffle"}, "the portable kernels");
+  if (!none.unsupported.empty()) return none;
   if (std::string why = binding_limits(s, dtype, d); !why.empty()) {
     none.unsupported = why;
     return none;

@@ -13,22 +13,16 @@ std::string Plan::describe() const {
 Plan plan_race(const decoding::SpecShape& s, const DeviceLimits& limits) {
   const DeviceView d(limits);
   Plan p;
-  for (const char* f : {"subgroup_basic", "subgroup_arithmetic", "subgroup_shuffle"})
-    if (!limits.has(f)) {
-      p.unsupported = cat("the device lacks ", f, ", which the race kernels need");
-      return p;
-    }
+  p.unsupported = missing_feature(limits, {"subgroup_basic", "subgroup_arithmetic", "subgroup_shuffle"}, "the race kernels");
+  if (!p.unsupported.empty()) return p;
   const uint64_t R = static_cast<uint64_t>(s.rows), K = static_cast<uint64_t>(s.draft_len);
   const uint64_t V = static_cast<uint64_t>(s.vocab), P = static_cast<uint64_t>(s.prob_rows);
-  // Each tensor is one binding, indexed with 32 bits.
-  const std::pair<const char*, uint64_t> tensors[] = {
-      {"target_probs", P * (K + 1) * V * 4}, {"draft_probs", P * K * V * 4}, {"tokens", R * (K + 1) * 4}};
-  for (const auto& [name, bytes] : tensors)
-    if (bytes > d.max_binding || bytes / 4 >= (uint64_t{1} << 32)) {
-      p.unsupported = cat(name, " is ", bytes, " bytes, over this device's maxStorageBufferRange of ", d.max_binding,
-                          " bytes for one binding");
-      return p;
-    }
+  p.unsupported = over_binding({{"target_probs", P * (K + 1) * V * 4, 4},
+                                {"draft_probs", P * K * V * 4, 4},
+                                {"tokens", R * (K + 1) * 4, 4},
+                                {"draft_token_ids", R * K * 4, 4}},
+                               d);
+  if (!p.unsupported.empty()) return p;
   p.threads = d.workgroup(128);
   const uint32_t blocks = ceil_div(V, 4) + 1;  // Philox blocks a row's race touches
   const uint32_t sg = pow2_floor(std::max(1u, d.min_sg));
@@ -49,10 +43,8 @@ Plan plan_race(const decoding::SpecShape& s, const DeviceLimits& limits) {
   p.span_len = round_up(ceil_div(V, want), 4);
   p.spans = ceil_div(V, p.span_len);
   p.race_groups = R * p.spans;
-  if (R * p.spans * 16 > d.max_binding) {
-    p.unsupported = cat("the spans' winners need ", R * p.spans * 16, " bytes, over one binding");
-    return p;
-  }
+  p.unsupported = over_binding({{"the spans' winners", R * p.spans * 16, 16}}, d);
+  if (!p.unsupported.empty()) return p;
   if (p.spans > 1) {
     p.finalize_threads = d.workgroup(64);
     p.finalize_team = std::min(pow2_floor(std::min(p.spans, 32u)), sg);

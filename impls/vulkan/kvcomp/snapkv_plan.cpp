@@ -48,11 +48,8 @@ std::string Plan::describe() const {
 Plan make_plan(const kvcomp::SnapkvShape& s, DType dtype, const DeviceLimits& limits) {
   const DeviceView d(limits);
   Plan p;
-  for (const char* f : {"storage16", "subgroup_basic", "subgroup_arithmetic"})
-    if (!limits.has(f)) {
-      p.unsupported = cat("the device lacks ", f, ", which the snapkv kernels need");
-      return p;
-    }
+  p.unsupported = missing_feature(limits, {"storage16", "subgroup_basic", "subgroup_arithmetic"}, "the snapkv kernels");
+  if (!p.unsupported.empty()) return p;
   const uint64_t es = dtype_size(dtype), B = s.batch, Hq = s.q_heads, Hkv = s.kv_heads, D = s.head_dim;
   const uint64_t T = s.kv_len, w = s.obs_window, P = s.prefix(), G = s.group();
   p.score = !s.keep_all() && s.top_k() > 0;
@@ -135,17 +132,12 @@ Plan make_plan(const kvcomp::SnapkvShape& s, DType dtype, const DeviceLimits& li
               static_cast<uint32_t>(words)};
   p.gather_groups = ceil_div(words, ngather);
 
-  // Each tensor is one binding, indexed with 32 bits.
-  const std::pair<const char*, uint64_t> tensors[] = {
-      {"q_obs", B * Hq * w * D * es},          {"k/v", B * Hkv * T * D * es},
-      {"k_kept/v_kept", B * Hkv * static_cast<uint64_t>(s.budget) * D * es},
-      {"the window sums", p.a_part_bytes},    {"the softmax partials", p.part_ml_bytes}};
-  for (const auto& [name, bytes] : tensors)
-    if (bytes > d.max_binding || bytes / 2 >= (uint64_t{1} << 32)) {
-      p.unsupported = cat(name, " is ", bytes, " bytes, over this device's maxStorageBufferRange of ", d.max_binding,
-                          " bytes for one binding");
-      return p;
-    }
+  p.unsupported = over_binding({{"q_obs", B * Hq * w * D * es, es},
+                                {"k/v", B * Hkv * T * D * es, es},
+                                {"k_kept/v_kept", B * Hkv * static_cast<uint64_t>(s.budget) * D * es, es},
+                                {"the window sums", p.a_part_bytes, 4},
+                                {"the softmax partials", p.part_ml_bytes, 8}},
+                               d);
   return p;
 }
 

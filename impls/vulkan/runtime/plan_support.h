@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 #include "attnbench/backend.h"
@@ -54,6 +55,31 @@ inline uint32_t pow2_ceil(uint32_t x) {
   uint32_t p = 1;
   while (p < x) p *= 2;
   return p;
+}
+
+// The first of `features` the device lacks, as the reason `who` cannot run ("" if none).
+inline std::string missing_feature(const DeviceLimits& l, std::initializer_list<const char*> features, const char* who) {
+  for (const char* f : features)
+    if (!l.has(f)) return cat("the device lacks ", f, ", which ", who, " need");
+  return {};
+}
+
+// A tensor a shader binds: its bytes and its element size.
+struct BoundTensor {
+  const char* name;
+  uint64_t bytes, element_bytes;
+};
+
+// Why a tensor cannot be one storage binding indexed with 32 bits ("" if every one can).
+inline std::string over_binding(std::initializer_list<BoundTensor> tensors, const DeviceView& d) {
+  for (const BoundTensor& t : tensors) {
+    if (t.bytes > d.max_binding)
+      return cat(t.name, " is ", t.bytes, " bytes, over this device's maxStorageBufferRange of ", d.max_binding,
+                 " bytes for one binding");
+    if (t.bytes / t.element_bytes >= (uint64_t{1} << 32))
+      return cat(t.name, " has ", t.bytes / t.element_bytes, " elements; the shaders index with 32 bits");
+  }
+  return {};
 }
 
 // The dtype code the shaders use (dtype.glsl): 0 f32, 1 f16, 2 bf16.
