@@ -4,7 +4,8 @@
 #   1. the Vulkan loader (carried .debs, unpacked as the device README says) and NVIDIA's ICD;
 #   2. `attnbench env --peaks`: the device the backend chose, its limits, copy and FMA peaks;
 #   3. correctness first: `check suites/ci.json` and the smoke suite with forced KV splits;
-#   4. then the benchmarks: the headline cases, then each model suite (suites/models/*.json).
+#   4. then the benchmarks: the headline cases, snapkv and speculative_sampling (the ci suite's
+#      cases, with snapkv's decode companions), then each model suite (suites/models/*.json).
 # Every step writes its results JSON and log to $OUT as it finishes, so a run cut short by the
 # device's time limit still returns what it did. A closing table compares the headline rows
 # with the bars (decode >= 70% of the in-run copy bandwidth; coopmat_nv prefill >= 130 TFLOP/s).
@@ -87,6 +88,7 @@ step vulkan-check-smoke-splits check suites/smoke.json --quiet --backend-opt vul
 # --- 4. benchmarks ------------------------------------------------------------------------------
 step vulkan-run-headline run suites/models/llama-3-8b.json --quiet \
   --filter '^(gqa/decode/batch=16,q_heads=32,kv_heads=8,head_dim=128,q_len=1,kv_len=8192,causal=true,ragged=false/bf16|mha/prefill/batch=2,q_heads=32,head_dim=128,q_len=4096,kv_len=4096,causal=true,ragged=false/f16)/'
+step vulkan-run-kvcomp-decoding run suites/ci.json --quiet --filter '^(snapkv|speculative_sampling)/'
 for suite in suites/models/*.json; do
   step "vulkan-run-$(basename "$suite" .json)" run "$suite" --quiet
 done
