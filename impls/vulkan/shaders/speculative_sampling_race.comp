@@ -80,8 +80,10 @@ void main() {
   const uint qrow = (pr * K + min(drafts, K - 1u)) * V;
   uint has_mass = 0u;
   if (drafts < K) {
-    for (uint x = x0 + lane; x < x0 + len; x += TEAM)
-      if (target[prow + x] > draft[qrow + x]) has_mass = 1u;
+    for (uint base = 0u; base < len; base += TEAM) {  // team-uniform trip count before the shuffles
+      const uint x = x0 + base + lane;
+      if (base + lane < len && target[prow + x] > draft[qrow + x]) has_mass = 1u;
+    }
   }
   const bool residual = team_max(has_mass) != 0u;
 
