@@ -13,8 +13,9 @@
 #   3. correctness: `check suites/ci.json` on cuda, vulkan and cpu                       -> check_ci.json
 #   4. the anchor shapes (ANCHORS.md §2) timed on cuda and vulkan                           -> bench.json
 #   5. torch SDPA (FLASH, CUDNN) on the same inputs, the same way, with the ratios          -> torch.json
-#   6. the model suites on the GPU backends                                       -> models-<model>.json
-# Eight files at most come back from $OUT; this writes eight.
+#   6. the ci suite's snapkv, speculative_sampling and streaming_llm cases timed          -> kvcomp.json
+#   7. the model suites on the GPU backends, one object keyed by model                     -> models.json
+# Eight files at most come back from $OUT; this writes seven.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT to the folder the results go to}"
@@ -88,11 +89,21 @@ if [ -f "$OUT/bench.json" ]; then
     --backend cuda --out "$OUT/torch.json"
 fi
 
-# 6. Real models' shapes.
+# 6. The other two families, timed on both GPU backends (with snapkv's decode companions).
+step kvcomp 120 "$ab" run suites/ci.json --backends cuda,vulkan --quiet \
+  --filter '^(snapkv|speculative_sampling|streaming_llm)/' --out "$OUT/kvcomp.json"
+
+# 7. Real models' shapes, joined into one file (the device returns eight files at most).
+models=$(mktemp -d)
 for suite in suites/models/*.json; do
   name=$(basename "$suite" .json)
-  step "models-$name" 90 "$ab" run "$suite" --backends cuda,vulkan --quiet --out "$OUT/models-$name.json"
+  step "models-$name" 90 "$ab" run "$suite" --backends cuda,vulkan --quiet --out "$models/$name.json"
 done
+python3 - "$models" "$OUT/models.json" <<'PY'
+import json, pathlib, sys
+folder, out = pathlib.Path(sys.argv[1]), sys.argv[2]
+json.dump({f.stem: json.loads(f.read_text()) for f in sorted(folder.glob("*.json"))}, open(out, "w"))
+PY
 
 {
   echo

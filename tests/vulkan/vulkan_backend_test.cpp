@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "support.h"
+#include "vulkan/device_limits.h"
 
 #if ATTNBENCH_HAS_VULKAN
 
@@ -91,25 +92,6 @@ TEST_CASE("split-KV partials merge to the single-pass answer", "[vulkan]") {
 
 namespace {
 
-// The limits the NVIDIA driver reports for an H200 (ANCHORS.md §1): subgroup 32, 48 KiB shared,
-// cooperative matrices, 132 SMs.
-DeviceLimits h200_limits() {
-  DeviceLimits l;
-  l.max_binding_bytes = 0xffffffffull;
-  l.shared_mem_bytes = 49152;
-  l.subgroup_size = 32;
-  l.compute_units = 132;
-  for (const char* f : {"storage16", "subgroup_basic", "subgroup_shuffle", "subgroup_vote", "coopmat_nv",
-                        "workgroup_explicit_layout16"})
-    l.features[f] = "yes";
-  l.features["coopmat_nv_f16_shapes"] = "16x8x16,16x8x8,16x16x16";
-  l.features["min_subgroup_size"] = "32";
-  l.features["max_subgroup_size"] = "32";
-  l.features["max_workgroup_size"] = "1024";
-  l.features["device_type"] = "discrete";
-  return l;
-}
-
 attention::Shape shape(int64_t b, int64_t hq, int64_t hkv, int64_t d, int64_t q, int64_t kv, bool causal) {
   return {b, hq, hkv, d, q, kv, causal};
 }
@@ -117,7 +99,7 @@ attention::Shape shape(int64_t b, int64_t hq, int64_t hkv, int64_t d, int64_t q,
 }  // namespace
 
 TEST_CASE("the H200 plans: split decode across the SMs, cooperative-matrix f16 prefill", "[unit]") {
-  const DeviceLimits h200 = h200_limits();
+  const DeviceLimits h200 = test::h200_limits();
   // Headline decode: 128 (batch, KV head) pairs split so every SM has work.
   const auto dec = vulkan::attn::plan_portable(shape(16, 32, 8, 128, 1, 8192, true), DType::bf16, h200);
   REQUIRE(dec.unsupported.empty());

@@ -5,40 +5,11 @@
 #include <cstdlib>
 
 #include "attnbench/error.h"
+#include "runtime/plan_support.h"
 
 namespace attnbench::vulkan::attn {
 
 namespace {
-
-// What the plans read from the probe's DeviceLimits.
-struct DeviceView {
-  uint64_t shared = 0, max_binding = 0;
-  uint32_t min_sg = 0, max_sg = 0, max_wg = 0, cus = 1, forced_splits = 0;
-  bool cpu = false;
-  explicit DeviceView(const DeviceLimits& l) {
-    shared = l.shared_mem_bytes;
-    max_binding = l.max_binding_bytes;
-    const auto num = [&](const char* key, uint32_t fallback) {
-      auto it = l.features.find(key);
-      return it == l.features.end() ? fallback : static_cast<uint32_t>(std::strtoul(it->second.c_str(), nullptr, 10));
-    };
-    min_sg = num("min_subgroup_size", l.subgroup_size);
-    max_sg = num("max_subgroup_size", l.subgroup_size);
-    max_wg = num("max_workgroup_size", 128);
-    cus = std::max(1u, l.compute_units);
-    forced_splits = num("forced_splits", 0);
-    auto it = l.features.find("device_type");
-    cpu = it != l.features.end() && it->second == "cpu";
-  }
-};
-
-uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
-uint32_t round_up(uint32_t a, uint32_t b) { return ceil_div(a, b) * b; }
-uint32_t pow2_floor(uint32_t x) {
-  uint32_t p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
-}
 
 Push base_push(const attention::Shape& s) {
   Push p{};
@@ -71,13 +42,7 @@ std::string binding_limits(const attention::Shape& s, DType dtype, const DeviceV
   const uint64_t es = dtype_size(dtype);
   const uint64_t q = static_cast<uint64_t>(s.batch * s.q_heads * s.q_len * s.head_dim);
   const uint64_t kv = static_cast<uint64_t>(s.batch * s.kv_heads * s.kv_cap * s.head_dim);
-  for (const auto& [name, elems] : {std::pair<const char*, uint64_t>{"q/O", q}, {"k/v", kv}}) {
-    if (elems * es > d.max_binding)
-      return cat(name, " is ", elems * es, " bytes, over this device's maxStorageBufferRange of ", d.max_binding,
-                 " bytes for one binding");
-    if (elems >= (uint64_t{1} << 32)) return cat(name, " has ", elems, " elements; the shaders index with 32 bits");
-  }
-  return {};
+  return over_binding({{"q/O", q * es, es}, {"k/v", kv * es, es}}, d);
 }
 
 Plan plan_split_kv(const attention::Shape& s, DType dtype, const DeviceView& d) {
@@ -146,16 +111,6 @@ Plan plan_tiled(const attention::Shape& s, DType dtype, const DeviceView& d) {
 
 }  // namespace
 
-uint32_t dtype_code(DType t) {
-  switch (t) {
-    case DType::f32: return 0;
-    case DType::f16: return 1;
-    case DType::bf16: return 2;
-    default: ATTNBENCH_ASSERT(false, "attention has no ", dtype_name(t), " kernel");
-  }
-  return 0;
-}
-
 std::string Plan::describe() const {
   std::string s = shader + "[";
   for (size_t i = 0; i < spec.size(); ++i) s += cat(i ? "," : "", spec[i]);
@@ -173,11 +128,8 @@ uint64_t partial_o_bytes(const attention::Shape& s, const Plan& p) {
 Plan plan_portable(const attention::Shape& s, DType dtype, const DeviceLimits& limits) {
   const DeviceView d(limits);
   Plan none;
-  for (const char* f : {"storage16", "subgroup_basic", "subgroup_shuffle"})
-    if (!limits.has(f)) {
-      none.unsupported = cat("the device lacks ", f, ", which the portable kernels need");
-      return none;
-    }
+  none.unsupported = missing_feature(limits, {"storage16", "subgroup_basic", "subgroup_shuffle"}, "the portable kernels");
+  if (!none.unsupported.empty()) return none;
   if (std::string why = binding_limits(s, dtype, d); !why.empty()) {
     none.unsupported = why;
     return none;

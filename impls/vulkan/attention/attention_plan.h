@@ -47,7 +47,4 @@ Plan plan_coopmat_nv(const attention::Shape& s, DType dtype, const DeviceLimits&
 uint64_t partial_ml_bytes(const attention::Shape& s, const Plan& p);
 uint64_t partial_o_bytes(const attention::Shape& s, const Plan& p);
 
-// The dtype code the shaders use (dtype.glsl): 0 f32, 1 f16, 2 bf16.
-uint32_t dtype_code(DType t);
-
 }  // namespace attnbench::vulkan::attn

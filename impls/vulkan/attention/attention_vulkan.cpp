@@ -7,6 +7,7 @@
 // records one dispatch, plus the merge of split partials when the plan splits the keys.
 #include "../runtime/vulkan_backend.h"
 #include "attention_plan.h"
+#include "runtime/plan_support.h"
 #include "attnbench/error.h"
 #include "attnbench/impl.h"
 
@@ -28,7 +29,7 @@ class VulkanAttention : public Impl {
     if (split) {
       const uint32_t nt = std::max(64u, be_->caps().max_subgroup_size);
       const Pipeline& merge = be_->pipeline(
-          "attention_merge", {nt, attn::dtype_code(c.dtype), static_cast<uint32_t>(s.head_dim), plan_.partial_stride}, 4);
+          "attention_merge", {nt, dtype_code(c.dtype), static_cast<uint32_t>(s.head_dim), plan_.partial_stride}, 4);
       merge_ = be_->bind(merge, {part_ml_.get(), part_o_.get(), &io["O"], &io["LSE"]});
       merge_push_[0] = static_cast<uint32_t>(s.batch * s.q_heads * s.q_len);
       merge_push_[1] = plan_.push.splits;

@@ -1,0 +1,96 @@
+// What the Vulkan plans (attention, snapkv, speculative_sampling) share: the probe's
+// DeviceLimits as numbers, the integer helpers they size tiles and grids with, and the dtype
+// codes of the shaders. Plans are pure functions of a case's shape and these limits, so
+// supports() and prepare() agree.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
+#include <string>
+
+#include "attnbench/backend.h"
+#include "attnbench/dtype.h"
+#include "attnbench/error.h"
+
+namespace attnbench::vulkan {
+
+struct DeviceView {
+  uint64_t shared = 0, max_binding = 0;
+  uint32_t min_sg = 0, max_sg = 0, max_wg = 0, cus = 1, forced_splits = 0;
+  bool cpu = false;
+  explicit DeviceView(const DeviceLimits& l) {
+    shared = l.shared_mem_bytes;
+    max_binding = l.max_binding_bytes;
+    const auto num = [&](const char* key, uint32_t fallback) {
+      auto it = l.features.find(key);
+      return it == l.features.end() ? fallback : static_cast<uint32_t>(std::strtoul(it->second.c_str(), nullptr, 10));
+    };
+    min_sg = num("min_subgroup_size", l.subgroup_size);
+    max_sg = num("max_subgroup_size", l.subgroup_size);
+    max_wg = num("max_workgroup_size", 128);
+    cus = std::max(1u, l.compute_units);
+    forced_splits = num("forced_splits", 0);
+    auto it = l.features.find("device_type");
+    cpu = it != l.features.end() && it->second == "cpu";
+  }
+  // A workgroup size of at least `want` lanes that is a multiple of every subgroup size the
+  // device may use (so pipelines can require full subgroups) and within its limit.
+  uint32_t workgroup(uint32_t want) const {
+    uint32_t nt = std::max(want, std::max(1u, max_sg));
+    while (nt > max_wg && nt / 2 >= std::max(1u, max_sg)) nt /= 2;
+    return nt;
+  }
+};
+
+inline uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+inline uint32_t round_up(uint32_t a, uint32_t b) { return ceil_div(a, b) * b; }
+inline uint32_t pow2_floor(uint32_t x) {
+  uint32_t p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+inline uint32_t pow2_ceil(uint32_t x) {
+  uint32_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+// The first of `features` the device lacks, as the reason `who` cannot run ("" if none).
+inline std::string missing_feature(const DeviceLimits& l, std::initializer_list<const char*> features, const char* who) {
+  for (const char* f : features)
+    if (!l.has(f)) return cat("the device lacks ", f, ", which ", who, " need");
+  return {};
+}
+
+// A tensor a shader binds: its bytes and its element size.
+struct BoundTensor {
+  const char* name;
+  uint64_t bytes, element_bytes;
+};
+
+// Why a tensor cannot be one storage binding indexed with 32 bits ("" if every one can).
+inline std::string over_binding(std::initializer_list<BoundTensor> tensors, const DeviceView& d) {
+  for (const BoundTensor& t : tensors) {
+    if (t.bytes > d.max_binding)
+      return cat(t.name, " is ", t.bytes, " bytes, over this device's maxStorageBufferRange of ", d.max_binding,
+                 " bytes for one binding");
+    if (t.bytes / t.element_bytes >= (uint64_t{1} << 32))
+      return cat(t.name, " has ", t.bytes / t.element_bytes, " elements; the shaders index with 32 bits");
+  }
+  return {};
+}
+
+// The dtype code the shaders use (dtype.glsl): 0 f32, 1 f16, 2 bf16.
+inline uint32_t dtype_code(DType t) {
+  switch (t) {
+    case DType::f32: return 0;
+    case DType::f16: return 1;
+    case DType::bf16: return 2;
+    default: ATTNBENCH_ASSERT(false, "the shaders have no ", dtype_name(t), " storage type");
+  }
+  return 0;
+}
+
+}  // namespace attnbench::vulkan

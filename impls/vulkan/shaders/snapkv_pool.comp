@@ -1,0 +1,58 @@
+#version 450
+// SnapKV steps 1 (the mean over the window), 2 (pooling) and 3 (the GQA mean) for one
+// (batch, KV head) and NT consecutive prefix keys per workgroup:
+//   a_{h,j}      = (Σ_segments a_part[(b, h), segment, j]) · (1/obs_window)
+//   pooled_{h,j} = max, or sum / count, of a_{h,j'} over j' ∈ [j − R, j + R] ∩ [0, P)
+//   score_j      = (Σ_h pooled_{h,j}) · (1/group), heads in order
+// Each head's window of a (with its R-key halo) is staged in shared memory once. Padded
+// positions are ignored: −inf for max, and avg divides by the in-range count.
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint RADIUS = 3u;     // (pool_kernel − 1) / 2
+layout(constant_id = 2) const bool POOL_MAX = true;
+
+const uint NT = gl_WorkGroupSize.x;
+
+layout(binding = 0) readonly buffer APart { float a_part[]; };  // [batch·q_heads, segments, P]
+layout(binding = 1) writeonly buffer Scores { float scores[]; };  // [batch·kv_heads, P]
+
+layout(push_constant) uniform Push {
+  uint group, prefix, segments, chunks, groups;
+  float inv_window, inv_group;
+} pc;
+
+shared float span[NT + 2u * RADIUS];
+
+void main() {
+  const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (wg >= pc.groups) return;
+  const uint bg = wg / pc.chunks, j0 = (wg % pc.chunks) * NT;
+  const uint tid = gl_LocalInvocationIndex, j = j0 + tid, P = pc.prefix;
+  const float pad = POOL_MAX ? uintBitsToFloat(0xff800000u) : 0.0;
+  float score = 0.0;
+  for (uint hh = 0u; hh < pc.group; ++hh) {
+    const uint head = (bg * pc.group + hh) * pc.segments;
+    barrier();  // the previous head's window is read
+    for (uint t = tid; t < NT + 2u * RADIUS; t += NT) {
+      const int jj = int(j0 + t) - int(RADIUS);
+      float a = pad;
+      if (jj >= 0 && jj < int(P)) {
+        float sum = 0.0;
+        for (uint s = 0u; s < pc.segments; ++s) sum += a_part[(head + s) * P + uint(jj)];
+        a = sum * pc.inv_window;
+      }
+      span[t] = a;
+    }
+    barrier();
+    if (j >= P) continue;
+    float acc = span[tid];
+    for (uint o = 1u; o <= 2u * RADIUS; ++o) acc = POOL_MAX ? max(acc, span[tid + o]) : acc + span[tid + o];
+    if (!POOL_MAX) {
+      const uint lo = j >= RADIUS ? j - RADIUS : 0u, hi = min(P - 1u, j + RADIUS);
+      acc /= float(hi - lo + 1u);
+    }
+    score += acc;
+  }
+  if (j < P) scores[bg * P + j] = score * pc.inv_group;
+}

@@ -1,0 +1,145 @@
+#version 450
+// SnapKV step 4 for one (batch, KV head) per workgroup: the top (budget − obs_window) prefix
+// tokens by the tie rule (larger score first, then smaller index), then the window, indices
+// ascending; kept_len; −1 beyond it. When the window or the budget covers the sequence every
+// token is kept.
+//
+// Selection is a radix select on the scores' order-preserving bit patterns: four passes of 8
+// bits, each a shared-memory histogram of the candidates that still match the digits chosen so
+// far and a workgroup scan (subgroup inclusive adds, then the subgroups' totals) over the digits
+// in descending order, which finds the digit holding the k-th largest score. That yields the
+// threshold score exactly, how many tokens score above it, and so how many of the tokens equal
+// to it to keep — the first ones by index, which the tie rule asks for. One more pass in index
+// order writes the kept indices: a scan of "equal to the threshold" counts ranks the ties, a
+// scan of keep flags gives each kept token its slot.
+// Lanes are vl = gl_SubgroupID·gl_SubgroupSize + gl_SubgroupInvocationID, and lane vl owns E
+// consecutive tokens of each chunk, so scan order is index order.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_memory_scope_semantics : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint E = 4u;  // tokens per lane and chunk
+
+const uint NT = gl_WorkGroupSize.x;
+const uint DIGITS_PER_LANE = (256u + NT - 1u) / NT;
+
+layout(binding = 0) readonly buffer Scores { float scores[]; };  // [rows, P]
+layout(binding = 1) writeonly buffer KeptIdx { int kept_idx[]; };  // [rows, budget]
+layout(binding = 2) writeonly buffer KeptLen { int kept_len[]; };  // [rows]
+
+layout(push_constant) uniform Push {
+  uint rows, kv_len, window, budget, prefix, top_k, keep_all;
+} pc;
+
+shared uint hist[256];
+shared uint sub_total[NT];
+shared uint chosen[2];
+
+// Unsigned integers in the order of the floats (no NaN); both zeros map to one value, so they
+// tie as the reference's comparison says.
+uint order_key(float s) {
+  const uint u = s == 0.0 ? 0u : floatBitsToUint(s);
+  return (u & 0x80000000u) != 0u ? ~u : u | 0x80000000u;
+}
+
+// Exclusive prefix sum of v over the lanes in vl order, and the workgroup's total.
+uint workgroup_exclusive_add(uint v, out uint total) {
+  const uint inclusive = subgroupInclusiveAdd(v);
+  const uint sub = subgroupAdd(v);
+  if (subgroupElect()) sub_total[gl_SubgroupID] = sub;
+  barrier();
+  uint before = 0u;
+  total = 0u;
+  for (uint s = 0u; s < gl_NumSubgroups; ++s) {
+    const uint t = sub_total[s];
+    if (s < gl_SubgroupID) before += t;
+    total += t;
+  }
+  barrier();
+  return before + inclusive - v;
+}
+
+void main() {
+  const uint bg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (bg >= pc.rows) return;
+  const uint vl = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+  const uint out_row = bg * pc.budget, P = pc.prefix, k = pc.top_k;
+  if (pc.keep_all != 0u) {
+    for (uint r = vl; r < pc.budget; r += NT) kept_idx[out_row + r] = r < pc.kv_len ? int(r) : -1;
+    if (vl == 0u) kept_len[bg] = int(min(pc.budget, pc.kv_len));
+    return;
+  }
+  const uint in_row = bg * P;
+
+  uint threshold = 0u, mask = 0u, need = k;  // need: tokens still to take at and below the threshold's digits
+  if (k > 0u) {
+    for (int shift = 24; shift >= 0; shift -= 8) {
+      for (uint d = vl; d < 256u; d += NT) hist[d] = 0u;
+      barrier();
+      for (uint c0 = 0u; c0 < P; c0 += NT * E)
+        for (uint e = 0u; e < E; ++e) {
+          const uint j = c0 + vl * E + e;
+          if (j >= P) break;
+          const uint key = order_key(scores[in_row + j]);
+          if ((key & mask) == threshold) atomicAdd(hist[(key >> uint(shift)) & 255u], 1u, gl_ScopeWorkgroup, 0, 0);  // relaxed: barriers order it
+        }
+      barrier();
+      // Lane vl owns digits 255 − vl·DPL − q (q < DPL): descending digits in lane order.
+      uint own = 0u;
+      for (uint q = 0u; q < DIGITS_PER_LANE; ++q) {
+        const uint n = vl * DIGITS_PER_LANE + q;
+        if (n < 256u) own += hist[255u - n];
+      }
+      uint total;
+      uint above = workgroup_exclusive_add(own, total);
+      for (uint q = 0u; q < DIGITS_PER_LANE; ++q) {
+        const uint n = vl * DIGITS_PER_LANE + q;
+        if (n >= 256u) break;
+        const uint c = hist[255u - n];
+        if (above < need && need <= above + c) {
+          chosen[0] = 255u - n;
+          chosen[1] = above;
+        }
+        above += c;
+      }
+      barrier();
+      threshold |= chosen[0] << uint(shift);
+      mask |= 255u << uint(shift);
+      need -= chosen[1];
+      barrier();  // chosen is read before any lane may write it again
+    }
+  }
+
+  // Kept prefix tokens in index order: above the threshold, or equal to it among the first `need`.
+  uint written = 0u, equal_seen = 0u;
+  for (uint c0 = 0u; k > 0u && c0 < P; c0 += NT * E) {
+    uint keys[E];
+    uint n_equal = 0u;
+    for (uint e = 0u; e < E; ++e) {
+      const uint j = c0 + vl * E + e;
+      keys[e] = j < P ? order_key(scores[in_row + j]) : 0u;
+      if (j < P && keys[e] == threshold) ++n_equal;
+    }
+    uint total_equal, total_kept;
+    uint rank = equal_seen + workgroup_exclusive_add(n_equal, total_equal);
+    bool keep[E];
+    uint n_keep = 0u;
+    for (uint e = 0u; e < E; ++e) {
+      const uint j = c0 + vl * E + e;
+      keep[e] = false;
+      if (j >= P) continue;
+      if (keys[e] > threshold) keep[e] = true;
+      else if (keys[e] == threshold) keep[e] = rank++ < need;
+      if (keep[e]) ++n_keep;
+    }
+    uint slot = written + workgroup_exclusive_add(n_keep, total_kept);
+    for (uint e = 0u; e < E; ++e)
+      if (keep[e]) kept_idx[out_row + slot++] = int(c0 + vl * E + e);
+    written += total_kept;
+    equal_seen += total_equal;
+  }
+  for (uint t = vl; t < pc.window; t += NT) kept_idx[out_row + k + t] = int(P + t);
+  if (vl == 0u) kept_len[bg] = int(k + pc.window);
+}

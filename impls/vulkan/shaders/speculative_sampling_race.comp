@@ -1,0 +1,131 @@
+#version 450
+// speculative_sampling verification (reference/decoding/speculative_sampling.cpp): a team of
+// TEAM lanes per (row, span of the vocabulary).
+//   1. The K acceptance tests of the row, u·q(x) < p(x) in fp32, spread over the team: the
+//      accepted count (every position, FlashInfer's accepted_token_num) and the first rejection
+//      (team sum and min). Every span's team repeats them (K gathers), so no pass is needed
+//      between the tests and the race.
+//   2. The race at the stop position t over the span's tokens: w = max(0, p_t − q_t) after a
+//      rejection, p_K for the bonus; key = log w − log(−log u) with accurate logs; the larger
+//      key wins, then the smaller index; tokens with w = 0 never take part, and a token with
+//      w > 0 and key −inf (u = 0) still beats no token. Whether the residual has mass is decided
+//      per span first: a span without residual mass races over p, and the finalize pass takes
+//      the spans' residual winners if any span had mass, else their p winners, which is the
+//      spec's all-zero fallback for the row.
+//   3. The span-0 team writes the accepted drafts, −1 beyond the emitted token, and the three
+//      counts; the race's winner goes straight to `tokens` with one span, else to span_best for
+//      speculative_sampling_finalize.
+// Uniforms: U("spec.accept", row·K + i) and U("spec.race", (row·(K+1) + t)·V + x), Philox words
+// in whole blocks per lane (speculative_sampling_draws.glsl).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint TEAM = 4u;    // lanes per (row, span): a power of two
+layout(constant_id = 2) const bool WIDE = false;  // the team is the workgroup (else within a subgroup)
+
+#include "accurate_math.glsl"
+#include "speculative_sampling_draws.glsl"
+#include "team_reduce.glsl"
+
+layout(binding = 0) readonly buffer Target { float target[]; };      // [P, K+1, V]
+layout(binding = 1) readonly buffer Draft { float draft[]; };        // [P, K, V]
+layout(binding = 2) readonly buffer Ids { int draft_ids[]; };        // [R, K]
+layout(binding = 3) writeonly buffer Tokens { int tokens[]; };       // [R, K+1]
+layout(binding = 4) writeonly buffer Emitted { int emitted[]; };     // [R]
+layout(binding = 5) writeonly buffer Accepted { int accepted_num[]; };   // [R]
+layout(binding = 6) writeonly buffer EmittedDraft { int emitted_drafts[]; };  // [R]
+layout(binding = 7) writeonly buffer SpanBest { uvec4 span_best[]; };  // [R, spans]: key bits, index, residual
+
+layout(push_constant) uniform Push {
+  uvec2 key;           // the case seed
+  uint accept_stream;  // FNV-1a of "spec.accept"
+  uint race_stream;    // FNV-1a of "spec.race"
+  uint rows, K, V;
+  uint distribution;   // 1: every row reads probability row 0
+  uint spans, span_len;
+  uint groups;
+} pc;
+
+const uint NO_TOKEN = 0xffffffffu;
+
+void main() {
+  const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (wg >= pc.groups) return;
+  const uint team = wg * (gl_WorkGroupSize.x / TEAM) + team_of_lane();
+  const uint lane = team_lane();
+  const uint row = team / pc.spans, span = team % pc.spans;
+  if (row >= pc.rows) return;  // whole teams (WIDE: the whole workgroup)
+  const uint K = pc.K, V = pc.V;
+  const uint pr = pc.distribution != 0u ? 0u : row;
+
+  uint accepted = 0u, first_reject = K;
+  for (uint i0 = 0u; i0 < K; i0 += TEAM) {
+    const uint i = i0 + lane;
+    if (i >= K) continue;
+    const uint x = uint(draft_ids[row * K + i]);
+    const float p = target[(pr * (K + 1u) + i) * V + x];
+    const float q = draft[(pr * K + i) * V + x];
+    const bool ok = accept_uniform(pc.key, pc.accept_stream, row, K, i) * q < p;
+    if (ok) accepted += 1u;
+    else first_reject = min(first_reject, i);
+  }
+  accepted = team_add(accepted);
+  const uint drafts = team_min(first_reject);  // the stop position t
+
+  const uint x0 = span * pc.span_len, len = min(pc.span_len, V - x0);
+  const uint prow = (pr * (K + 1u) + drafts) * V;
+  const uint qrow = (pr * K + min(drafts, K - 1u)) * V;
+  uint has_mass = 0u;
+  if (drafts < K) {
+    for (uint base = 0u; base < len; base += TEAM) {  // team-uniform trip count before the shuffles
+      const uint x = x0 + base + lane;
+      if (base + lane < len && target[prow + x] > draft[qrow + x]) has_mass = 1u;
+    }
+  }
+  const bool residual = team_max(has_mass) != 0u;
+
+  const RaceStretch st = race_stretch(row, K, drafts, V, x0);
+  const uint blocks = race_stretch_blocks(st, len);
+  float best_key = ACC_NEG_INF;
+  uint best = NO_TOKEN;
+  for (uint b0 = 0u; b0 < blocks; b0 += TEAM) {
+    const uint b = b0 + lane;
+    if (b >= blocks) continue;
+    const uvec4 words = race_block(pc.key, pc.race_stream, st, b);
+    for (uint j = 0u; j < 4u; ++j) {
+      const int rel = int(4u * b + j) - int(st.lead);
+      if (rel < 0 || rel >= int(len)) continue;
+      const uint x = x0 + uint(rel);
+      const float p = target[prow + x];
+      const float w = residual ? max(p - draft[qrow + x], 0.0) : p;
+      if (!(w > 0.0)) continue;
+      const float k = accurate_log(w) - accurate_log(-accurate_log(philox_uniform_f32(words[j])));
+      if (race_better(k, x, best_key, best)) {
+        best_key = k;
+        best = x;
+      }
+    }
+  }
+  team_best(best_key, best);
+
+  if (span == 0u) {
+    for (uint t0 = 0u; t0 <= K; t0 += TEAM) {
+      const uint t = t0 + lane;
+      if (t > K || (t == drafts && pc.spans > 1u)) continue;
+      int v = -1;
+      if (t < drafts) v = draft_ids[row * K + t];
+      else if (t == drafts) v = best == NO_TOKEN ? 0 : int(best);
+      tokens[row * (K + 1u) + t] = v;
+    }
+    if (lane == 0u) {
+      emitted[row] = int(drafts + 1u);
+      emitted_drafts[row] = int(drafts);
+      accepted_num[row] = int(accepted);
+    }
+  }
+  if (pc.spans > 1u && lane == 0u)
+    span_best[row * pc.spans + span] = uvec4(floatBitsToUint(best_key), best, residual ? 1u : 0u, 0u);
+}

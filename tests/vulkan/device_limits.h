@@ -1,0 +1,40 @@
+// DeviceLimits of the devices the Vulkan plans are tested for without running on them.
+#pragma once
+
+#include "attnbench/backend.h"
+
+namespace attnbench::test {
+
+// The limits the NVIDIA driver reports for an H200 (ANCHORS.md §1): subgroup 32, 48 KiB shared,
+// cooperative matrices, 132 SMs.
+inline DeviceLimits h200_limits() {
+  DeviceLimits l;
+  l.max_binding_bytes = 0xffffffffull;
+  l.shared_mem_bytes = 49152;
+  l.subgroup_size = 32;
+  l.compute_units = 132;
+  for (const char* f : {"storage16", "subgroup_basic", "subgroup_arithmetic", "subgroup_shuffle", "subgroup_vote",
+                        "coopmat_nv", "workgroup_explicit_layout16"})
+    l.features[f] = "yes";
+  l.features["coopmat_nv_f16_shapes"] = "16x8x16,16x8x8,16x16x16";
+  l.features["min_subgroup_size"] = "32";
+  l.features["max_subgroup_size"] = "32";
+  l.features["max_workgroup_size"] = "1024";
+  l.features["device_type"] = "discrete";
+  return l;
+}
+
+// Mesa's lavapipe at a given subgroup size (8 by default, 4 at LP_NATIVE_VECTOR_WIDTH=128):
+// 32 KiB shared memory, 128 MiB per binding, a CPU device.
+inline DeviceLimits lavapipe_limits(const char* subgroup = "8") {
+  DeviceLimits l = h200_limits();
+  l.max_binding_bytes = 128u << 20;
+  l.shared_mem_bytes = 32768;
+  l.compute_units = 2;
+  l.features["coopmat_nv"] = "no";
+  l.features["min_subgroup_size"] = l.features["max_subgroup_size"] = subgroup;
+  l.features["device_type"] = "cpu";
+  return l;
+}
+
+}  // namespace attnbench::test
