@@ -100,7 +100,8 @@ bool ReferenceCache::load(const Case& c, const std::string& input_hash, Referenc
     return false;
   Reference ref;
   ref.total_rows = std::stoll(meta["total_rows"]);
-  for (const auto& [k, v] : Json::parse(meta["baseline_err"]).items()) ref.baseline_err[k] = v.get<double>();
+  const Json errs = Json::parse(meta["baseline_err"]);  // named: items() of a temporary dangles in a range-for
+  for (const auto& [k, v] : errs.items()) ref.baseline_err[k] = v.get<double>();
   const Json shapes = Json::parse(meta["shapes"]);
   if (auto it = tensors.find(kRowsTensor); it != tensors.end()) {
     for (int64_t k = 0; k < it->second.numel(); ++k) ref.checked_rows.push_back(static_cast<int64_t>(it->second.get(k)));
