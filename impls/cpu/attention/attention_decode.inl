@@ -158,14 +158,10 @@ inline FewScratch few_layout(float* base, int64_t dp) {
   return f;
 }
 
-// One block of keys [jb, jb + bc) for nr rows; k and v start at key jb. m: running maxima.
-template <class R>
-inline void few_block(const FewScratch& f, int64_t nr, int64_t dp, int64_t jb, int64_t bc, const int64_t* end, const R& k,
-                      const R& v, float* m) {
-  const int64_t nc = dp / W, nv = (bc + W - 1) / W;
-  by_row_tiles(nr, [&](int64_t r, auto n) {
-    for (int64_t x = 0; x < nv; ++x) vector_scores<decltype(n)::value>(f.q + r * dp, dp, nc, k, x * W, bc - 1, f.s + r * kDecKeys + x * W);
-  });
+// Online softmax over the scores of one block of keys [jb, jb + bc): P overwrites f.s (0 past a
+// row's visible end), f.l accumulates lane-wise sums, f.alpha the rescale of O. m: running maxima.
+inline void softmax_block(const FewScratch& f, int64_t nr, int64_t jb, int64_t bc, const int64_t* end, float* m) {
+  const int64_t nv = (bc + W - 1) / W;
   for (int64_t rr = 0; rr < nr; ++rr) {
     float* s = f.s + rr * kDecKeys;
     const int64_t visible = std::clamp<int64_t>(end[rr] - jb, 0, bc);
@@ -190,8 +186,23 @@ inline void few_block(const FewScratch& f, int64_t nr, int64_t dp, int64_t jb, i
     f.alpha[rr] = alpha;
     m[rr] = m_new;
   }
-  by_row_tiles(nr, [&](int64_t r, auto n) { pv_rows_few<decltype(n)::value>(f.s + r * kDecKeys, bc, v, nc, f.o + r * dp, dp, f.alpha + r); });
 }
+
+// One block of keys [jb, jb + bc) for nr rows; k and v start at key jb.
+template <class R>
+inline void few_block(const FewScratch& f, int64_t nr, int64_t dp, int64_t jb, int64_t bc, const int64_t* end, const R& k,
+                      const R& v, float* m) {
+  const int64_t nc = dp / W, nv = (bc + W - 1) / W;
+  by_row_tiles(nr, [&](int64_t r, auto n) {
+    for (int64_t x = 0; x < nv; ++x)
+      vector_scores<decltype(n)::value>(f.q + r * dp, dp, nc, k, x * W, bc - 1, f.s + r * kDecKeys + x * W);
+  });
+  softmax_block(f, nr, jb, bc, end, m);
+  by_row_tiles(nr, [&](int64_t r, auto n) {
+    pv_rows_few<decltype(n)::value>(f.s + r * kDecKeys, bc, v, nc, f.o + r * dp, dp, f.alpha + r);
+  });
+}
+
 
 // Rows [r0, r0 + nr) of group (b, g), nr <= kDirectRows, over keys [j0, j1).
 inline void attend_few(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t nr, int64_t j0, int64_t j1,
