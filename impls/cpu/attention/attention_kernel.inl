@@ -120,9 +120,12 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
     }
     // Scores.
     const int nc = static_cast<int>((bc + W - 1) / W);
-    for (int64_t x = 0; x < d; ++x) {
+    const int64_t ldk = direct_f32 ? d : dp, full_keys = bc / W * W, full_dims = d / W * W;
+    for (int64_t j = 0; j < full_keys; j += W)
+      for (int64_t x = 0; x < full_dims; x += W) transpose_tile(krow + j * ldk + x, ldk, sc.kt + x * BC + j, BC, V{});
+    for (int64_t x = 0; x < d; ++x) {  // the edges: dims off the vector width, the last keys, zeros
       float* kt = sc.kt + x * BC;
-      for (int64_t j = 0; j < bc; ++j) kt[j] = krow[j * dp + x];
+      for (int64_t j = x < full_dims ? full_keys : 0; j < bc; ++j) kt[j] = krow[j * ldk + x];
       for (int64_t j = bc; j < nc * W; ++j) kt[j] = 0.0f;
     }
     by_four(nr, [&](int64_t r, int n) {
