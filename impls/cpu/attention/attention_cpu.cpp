@@ -35,9 +35,10 @@ class CpuAttention final : public Impl {
     groups_ = s.batch * s.kv_heads;
     const int64_t threads = pool_->size();
     if (rows_ <= attn::kDirectRows) {
-      // Enough splits for about four tasks per thread, each at least 256 keys long.
-      const int64_t want = (4 * threads + groups_ - 1) / groups_;
-      splits_ = std::clamp<int64_t>(std::min(want, s.kv_cap / 256), 1, 64);
+      // Enough splits for about 16 tasks per thread, each at least 1024 keys long: tasks are
+      // handed out dynamically, so a thread slowed by other work on the machine costs little.
+      const int64_t want = (16 * threads + groups_ - 1) / groups_;
+      splits_ = std::clamp<int64_t>(std::min(want, s.kv_cap / 1024), 1, 64);
       row_blocks_ = 1;
     } else {
       splits_ = 1;

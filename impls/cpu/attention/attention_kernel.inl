@@ -2,15 +2,11 @@
 // ATTN_SIMD (the vector struct) and ATTN_NS (a namespace of its own, so the two copies never
 // meet at link time) defined. See attention_kernel.h for the algorithm.
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
+#include "attention_rows.inl"
+#include "attention_decode.inl"
 
 namespace attnbench::cpu::attn::ATTN_NS {
 
-using S = ATTN_SIMD;
-using V = S::V;
-constexpr int W = S::W;
 constexpr int BC = 4 * W;  // keys per block: the micro-kernel's width
 
 struct ScratchLayout {
@@ -28,60 +24,6 @@ inline ScratchLayout layout(float* base, int64_t dp) {
   s.m = s.o + kMaxRowsPerTask * dp;        // [kMaxRowsPerTask]
   s.l = s.m + kMaxRowsPerTask;             // [kMaxRowsPerTask]
   return s;
-}
-
-inline size_t layout_floats(int64_t dp) {
-  return static_cast<size_t>(2 * kMaxRowsPerTask * dp + dp * BC + 2 * BC * dp + kMaxRowsPerTask * BC + 2 * kMaxRowsPerTask);
-}
-
-// n elements of `src` (storage dtype) into dst as fp32, zero-filled up to dp.
-inline void to_f32(const void* src, DType t, int64_t n, int64_t dp, float* dst) {
-  int64_t x = 0;
-  switch (t) {
-    case DType::f32: {
-      const auto* s = static_cast<const float*>(src);
-      for (; x + W <= n; x += W) S::store(dst + x, S::load(s + x));
-      for (; x < n; ++x) dst[x] = s[x];
-      break;
-    }
-    case DType::f16: {
-      const auto* s = static_cast<const uint16_t*>(src);
-      for (; x + W <= n; x += W) S::store(dst + x, S::load_f16(s + x));
-      for (; x < n; ++x) dst[x] = f16_to_f32(s[x]);
-      break;
-    }
-    default: {  // bf16
-      const auto* s = static_cast<const uint16_t*>(src);
-      for (; x + W <= n; x += W) S::store(dst + x, S::load_bf16(s + x));
-      for (; x < n; ++x) dst[x] = bf16_to_f32(s[x]);
-      break;
-    }
-  }
-  for (; x < dp; ++x) dst[x] = 0.0f;
-}
-
-// n fp32 values (n a multiple of W, or a scalar tail) into the storage dtype.
-inline void from_f32(const float* src, int64_t n, DType t, void* dst) {
-  int64_t x = 0;
-  switch (t) {
-    case DType::f32: std::memcpy(dst, src, n * sizeof(float)); return;
-    case DType::f16: {
-      auto* d = static_cast<uint16_t*>(dst);
-      for (; x + W <= n; x += W) S::store_f16(d + x, S::load(src + x));
-      for (; x < n; ++x) d[x] = f32_to_f16(src[x]);
-      return;
-    }
-    default: {
-      auto* d = static_cast<uint16_t*>(dst);
-      for (; x + W <= n; x += W) S::store_bf16(d + x, S::load(src + x));
-      for (; x < n; ++x) d[x] = f32_to_bf16(src[x]);
-      return;
-    }
-  }
-}
-
-inline const char* row_ptr(const void* base, DType t, int64_t elem) {
-  return static_cast<const char*>(base) + elem * static_cast<int64_t>(dtype_size(t));
 }
 
 // s[r][c·W + lane] = Σ_x q[r][x]·kt[x][c·W + lane] for NR rows and NC key vectors.
@@ -142,18 +84,6 @@ inline void pv_rows(const float* p, int64_t bc, const float* v, int64_t ldv, flo
   }
 }
 
-// Dot products of NR query rows with one key row (direct path for few rows).
-template <int NR>
-inline void qk_direct(const float* q, int64_t dp, const float* k, float* s_col /* s[r·BC] */) {
-  V acc[NR];
-  for (int r = 0; r < NR; ++r) acc[r] = S::zero();
-  for (int64_t x = 0; x < dp; x += W) {
-    const V kv = S::load(k + x);
-    for (int r = 0; r < NR; ++r) acc[r] = S::fma(S::load(q + r * dp + x), kv, acc[r]);
-  }
-  for (int r = 0; r < NR; ++r) s_col[r * BC] = S::hsum(acc[r]);
-}
-
 template <typename F>
 inline void by_four(int64_t n, F&& f) {  // f(first row, rows) with rows in 1..4
   int64_t r = 0;
@@ -161,30 +91,18 @@ inline void by_four(int64_t n, F&& f) {  // f(first row, rows) with rows in 1..4
   if (r < n) f(r, static_cast<int>(n - r));
 }
 
-void attend(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t r1, int64_t j0, int64_t j1, float* scratch,
-            const PartialOut* partial) {
+// Many rows (prefill): rows [r0, r0 + nr) of group (b, g) over keys [j0, j1).
+inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t nr, int64_t j0, int64_t j1,
+                        float* scratch, const PartialOut* partial) {
   const auto& s = P.s;
-  const int64_t G = s.group(), d = s.head_dim, dp = P.dp, nr = r1 - r0;
+  const int64_t d = s.head_dim, dp = P.dp;
   const ScratchLayout sc = layout(scratch, dp);
-  const int64_t kv_len = P.kv_len[b];
-  j1 = std::min(j1, kv_len);
-
   int64_t end[kMaxRowsPerTask];
-  int64_t jmax = j0;
-  for (int64_t rr = 0; rr < nr; ++rr) {
-    end[rr] = std::min(j1, s.visible_end(kv_len, (r0 + rr) / G));
-    jmax = std::max(jmax, end[rr]);
-  }
-  // Pack scale·Q as fp32 rows.
-  for (int64_t rr = 0; rr < nr; ++rr) {
-    const int64_t r = r0 + rr, h = g * G + r % G, i = r / G;
-    float* qrow = sc.q + rr * dp;
-    to_f32(row_ptr(P.q, P.dtype, ((b * s.q_heads + h) * s.q_len + i) * d), P.dtype, d, dp, qrow);
-    for (int64_t x = 0; x < dp; x += W) S::store(qrow + x, S::mul(S::load(qrow + x), S::set1(P.scale)));
-    sc.m[rr] = -INFINITY;
-    sc.l[rr] = 0.0f;
-    std::fill(sc.o + rr * dp, sc.o + (rr + 1) * dp, 0.0f);
-  }
+  const int64_t jmax = visible_ends(P, b, r0, nr, j0, j1, end);
+  pack_queries(P, b, g, r0, nr, sc.q);
+  std::fill(sc.m, sc.m + nr, -INFINITY);
+  std::fill(sc.l, sc.l + nr, 0.0f);
+  std::fill(sc.o, sc.o + nr * dp, 0.0f);
   const int64_t kv_base = (b * s.kv_heads + g) * s.kv_cap;
   const bool direct_f32 = P.dtype == DType::f32 && d == dp;  // K/V rows usable in place
   for (int64_t jb = j0; jb < jmax; jb += BC) {
@@ -196,41 +114,30 @@ void attend(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t r1, int6
       vrow = static_cast<const float*>(P.v) + (kv_base + jb) * d;
     } else {
       for (int64_t j = 0; j < bc; ++j) {
-        to_f32(row_ptr(P.k, P.dtype, (kv_base + jb + j) * d), P.dtype, d, dp, sc.krow + j * dp);
-        to_f32(row_ptr(P.v, P.dtype, (kv_base + jb + j) * d), P.dtype, d, dp, sc.v + j * dp);
+        row_to_f32<S>(row_ptr(P.k, P.dtype, (kv_base + jb + j) * d), P.dtype, d, dp, sc.krow + j * dp);
+        row_to_f32<S>(row_ptr(P.v, P.dtype, (kv_base + jb + j) * d), P.dtype, d, dp, sc.v + j * dp);
       }
     }
     // Scores.
-    if (nr <= kDirectRows) {
-      for (int64_t j = 0; j < bc; ++j)
-        by_four(nr, [&](int64_t r, int n) {
-          const float* q = sc.q + r * dp;
-          float* col = sc.p + r * BC + j;
-          switch (n) {
-            case 1: qk_direct<1>(q, dp, krow + j * dp, col); break;
-            case 2: qk_direct<2>(q, dp, krow + j * dp, col); break;
-            case 3: qk_direct<3>(q, dp, krow + j * dp, col); break;
-            default: qk_direct<4>(q, dp, krow + j * dp, col); break;
-          }
-        });
-    } else {
-      const int nc = static_cast<int>((bc + W - 1) / W);
-      for (int64_t x = 0; x < d; ++x) {
-        float* kt = sc.kt + x * BC;
-        for (int64_t j = 0; j < bc; ++j) kt[j] = krow[j * dp + x];
-        for (int64_t j = bc; j < nc * W; ++j) kt[j] = 0.0f;
-      }
-      by_four(nr, [&](int64_t r, int n) {
-        const float* q = sc.q + r * dp;
-        float* out = sc.p + r * BC;
-        switch (n) {
-          case 1: qk_rows<1>(q, dp, d, sc.kt, nc, out); break;
-          case 2: qk_rows<2>(q, dp, d, sc.kt, nc, out); break;
-          case 3: qk_rows<3>(q, dp, d, sc.kt, nc, out); break;
-          default: qk_rows<4>(q, dp, d, sc.kt, nc, out); break;
-        }
-      });
+    const int nc = static_cast<int>((bc + W - 1) / W);
+    const int64_t ldk = direct_f32 ? d : dp, full_keys = bc / W * W, full_dims = d / W * W;
+    for (int64_t j = 0; j < full_keys; j += W)
+      for (int64_t x = 0; x < full_dims; x += W) transpose_tile(krow + j * ldk + x, ldk, sc.kt + x * BC + j, BC, V{});
+    for (int64_t x = 0; x < d; ++x) {  // the edges: dims off the vector width, the last keys, zeros
+      float* kt = sc.kt + x * BC;
+      for (int64_t j = x < full_dims ? full_keys : 0; j < bc; ++j) kt[j] = krow[j * ldk + x];
+      for (int64_t j = bc; j < nc * W; ++j) kt[j] = 0.0f;
     }
+    by_four(nr, [&](int64_t r, int n) {
+      const float* q = sc.q + r * dp;
+      float* out = sc.p + r * BC;
+      switch (n) {
+        case 1: qk_rows<1>(q, dp, d, sc.kt, nc, out); break;
+        case 2: qk_rows<2>(q, dp, d, sc.kt, nc, out); break;
+        case 3: qk_rows<3>(q, dp, d, sc.kt, nc, out); break;
+        default: qk_rows<4>(q, dp, d, sc.kt, nc, out); break;
+      }
+    });
     // Online softmax; P overwrites S. Keys past a row's causal end get P = 0.
     for (int64_t rr = 0; rr < nr; ++rr) {
       float* row = sc.p + rr * BC;
@@ -272,27 +179,13 @@ void attend(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t r1, int6
       }
     });
   }
-  // Results.
-  for (int64_t rr = 0; rr < nr; ++rr) {
-    float* o = sc.o + rr * dp;
-    if (partial) {
-      partial->m[rr] = sc.m[rr];
-      partial->l[rr] = sc.l[rr];
-      std::memcpy(partial->o + rr * dp, o, dp * sizeof(float));
-      continue;
-    }
-    const int64_t r = r0 + rr, h = g * G + r % G, i = r / G;
-    const int64_t row = (b * s.q_heads + h) * s.q_len + i;
-    if (sc.l[rr] == 0.0f) {  // no visible key
-      std::fill(o, o + dp, 0.0f);
-      P.lse[row] = -INFINITY;
-    } else {
-      const V inv = S::set1(1.0f / sc.l[rr]);
-      for (int64_t x = 0; x < dp; x += W) S::store(o + x, S::mul(S::load(o + x), inv));
-      P.lse[row] = sc.m[rr] + std::log(sc.l[rr]);
-    }
-    from_f32(o, d, P.dtype, static_cast<char*>(P.o) + row * d * static_cast<int64_t>(dtype_size(P.dtype)));
-  }
+  for (int64_t rr = 0; rr < nr; ++rr) finish_row(P, b, g, r0, rr, sc.m[rr], sc.l[rr], sc.o + rr * dp, partial);
+}
+
+void attend(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t r1, int64_t j0, int64_t j1, float* scratch,
+            const PartialOut* partial) {
+  if (r1 - r0 <= kDirectRows) attend_few(P, b, g, r0, r1 - r0, j0, j1, scratch, partial);
+  else attend_many(P, b, g, r0, r1 - r0, j0, j1, scratch, partial);
 }
 
 }  // namespace attnbench::cpu::attn::ATTN_NS
