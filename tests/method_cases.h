@@ -28,4 +28,14 @@ inline const std::vector<std::string> kSpeculativeSamplingCases = {
     "speculative_sampling/batch=1,draft_len=3,vocab=16,draws=20000/f32/s6",
 };
 
+// streaming_llm: the default sinks, more sinks than the default, sinks only (budget = n_sink), everything
+// kept (budget ≥ kv_len), no sinks with head_dim 1.
+inline const std::vector<std::string> kStreamingLlmCases = {
+    "streaming_llm/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128/f32/s1",
+    "streaming_llm/batch=3,q_heads=14,kv_heads=2,head_dim=80,kv_len=777,budget=100,n_sink=7/f16/s2",
+    "streaming_llm/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=4,n_sink=4/bf16/s3",
+    "streaming_llm/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64/bf16/s4",
+    "streaming_llm/batch=1,q_heads=2,kv_heads=1,head_dim=1,kv_len=9,budget=3,n_sink=0/f32/s5",
+};
+
 }  // namespace attnbench::test

@@ -111,9 +111,16 @@ void start_worker(Lane& lane, const std::string& exe) {
   lane.worker = std::make_unique<WorkerProcess>(exe, lane.worker_args);
   Json msg;
   const auto r = lane.worker->read(msg, kStartupTimeout);
+  if (r == WorkerProcess::Read::message && msg.contains("input_error")) {
+    lane.worker->kill();
+    lane.worker.reset();
+    throw InputError(msg["input_error"].get<std::string>());
+  }
   if (r != WorkerProcess::Read::message || !msg.contains("hello")) {
     const std::string why = r == WorkerProcess::Read::timeout ? "timed out opening the device"
-                                                              : lane.worker->exit_description() + ": " + lane.worker->stderr_tail();
+                            : r == WorkerProcess::Read::message && msg.contains("fatal")
+                                ? msg["fatal"].get<std::string>()
+                                : lane.worker->exit_description() + ": " + lane.worker->stderr_tail();
     lane.worker->kill();
     lane.worker.reset();
     throw BackendError(cat(lane.name, " worker did not start: ", why));

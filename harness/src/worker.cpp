@@ -258,6 +258,9 @@ int worker_main(const std::vector<std::string>& args) {
         channel.send({{"done", true}});
       }
     }
+  } catch (const InputError& e) {  // a bad --backend-opt: the parent reports it as the user's error
+    channel.send({{"input_error", e.what()}});
+    return 2;
   } catch (const std::exception& e) {
     channel.send({{"fatal", e.what()}});
     return 1;

@@ -42,6 +42,8 @@ TEST_CASE("bad input exits 2 with one line naming the problem", "[unit]") {
       {"check suites/smoke.json --backends nosuch", "unknown backend \"nosuch\"; compiled in: "},
       {"check suites/smoke.json --filter '('", "--filter \"(\" is not a valid regular expression"},
       {"check suites/smoke.json --backend-opt cpu.thread=2", "cpu: unknown backend option \"thread\"; known: threads"},
+      // A value only the backend can judge: refused in the worker, reported by the parent.
+      {"check suites/smoke.json --backends cpu --backend-opt cpu.threads=many", "cpu: threads=many is not a thread count"},
       {"check suites/smoke.json --impl nosuch", "--impl \"nosuch\": no impl has that variant"},
       {"run suites/smoke.json --repetitions x", "--repetitions x is not an integer"},
       {"frobnicate", "unknown verb \"frobnicate\""},

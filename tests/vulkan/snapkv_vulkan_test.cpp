@@ -60,7 +60,7 @@ TEST_CASE("the snapkv plans fit the H200 and lavapipe for every head_dim", "[uni
   CHECK(p.stats.groups >= 3 * 132);
   CHECK(p.sums.groups >= 3 * 132);
   CHECK(p.scores_shared <= 49152);
-  CHECK(p.gather_spec[1] == 16);
+  CHECK(p.gather.spec[1] == 16);
   // Every head_dim has a plan on both devices, at both of lavapipe's subgroup sizes.
   for (const char* sg : {"8", "4"}) {
     const DeviceLimits lp = test::lavapipe_limits(sg);

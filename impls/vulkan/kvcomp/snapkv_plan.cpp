@@ -42,7 +42,7 @@ std::string Plan::describe() const {
     s += cat("] rows ", stats.heads_per_block, "x", stats.rows_per_head, " stats splits=", stats.splits,
              " sums splits=", sums.splits, " shared=", scores_shared);
   }
-  return cat(s, " select[", select_spec[0], "] gather[", gather_spec[1], "B x", gather_spec[2], "]");
+  return cat(s, " select[", select_spec[0], "] gather[", gather.spec[1], "B x", gather.spec[2], "]");
 }
 
 Plan make_plan(const kvcomp::SnapkvShape& s, DType dtype, const DeviceLimits& limits) {
@@ -123,14 +123,7 @@ Plan make_plan(const kvcomp::SnapkvShape& s, DType dtype, const DeviceLimits& li
               static_cast<uint32_t>(s.budget), static_cast<uint32_t>(P), static_cast<uint32_t>(s.top_k()),
               s.keep_all() ? 1u : 0u};
 
-  const uint64_t row_bytes = D * es;
-  const uint32_t word = row_bytes % 16 == 0 ? 16 : row_bytes % 4 == 0 ? 4 : 2;
-  const uint32_t ngather = d.workgroup(128);
-  p.gather_spec = {ngather, word, static_cast<uint32_t>(row_bytes / word)};
-  const uint64_t words = B * Hkv * static_cast<uint64_t>(s.budget) * (row_bytes / word);
-  p.gather = {static_cast<uint32_t>(s.budget), static_cast<uint32_t>(T), static_cast<uint32_t>(s.kept()),
-              static_cast<uint32_t>(words)};
-  p.gather_groups = ceil_div(words, ngather);
+  p.gather = make_gather_plan(B * Hkv, T, s.budget, s.kept(), D * es, d);
 
   p.unsupported = over_binding({{"q_obs", B * Hq * w * D * es, es},
                                 {"k/v", B * Hkv * T * D * es, es},

@@ -8,7 +8,7 @@
 //   snapkv_pool             mean over the window, pooling, GQA mean: one fp32 score per prefix key
 //   snapkv_select           per (batch, KV head): radix select of the top (budget − window), the
 //                           window, kept_idx ascending, kept_len
-//   snapkv_gather           k_kept, v_kept at kept_idx, bit for bit; zeros beyond kept_len
+//   kv_gather               k_kept, v_kept at kept_idx, bit for bit; zeros beyond kept_len (kv_gather.h)
 // When everything is kept, or the budget is the window alone, only select and gather run.
 #pragma once
 
@@ -18,6 +18,7 @@
 
 #include "attnbench/backend.h"
 #include "attnbench/dtype.h"
+#include "kv_gather.h"
 #include "reference/kvcomp/snapkv_common.h"
 
 namespace attnbench::vulkan::snapkv {
@@ -40,10 +41,6 @@ struct SelectPush {
   uint32_t rows, kv_len, window, budget, prefix, top_k, keep_all;
 };
 
-struct GatherPush {
-  uint32_t budget, kv_len, kept, words;
-};
-
 struct Plan {
   std::string unsupported;  // non-empty: the case cannot run here, and why
   bool score = false;       // the scoring kernels run (some prefix tokens are chosen by score)
@@ -55,9 +52,7 @@ struct Plan {
   PoolPush pool{};
   std::vector<uint32_t> select_spec;  // {threads, E}
   SelectPush select{};
-  std::vector<uint32_t> gather_spec;  // {threads, word bytes, words per row}
-  GatherPush gather{};
-  uint64_t gather_groups = 0;
+  GatherPlan gather;
   // Scratch: (m, l) partials, per-head window sums, scores.
   uint64_t part_ml_bytes = 16, a_part_bytes = 16, scores_bytes = 16;
   std::string describe() const;

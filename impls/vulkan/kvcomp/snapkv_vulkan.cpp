@@ -35,7 +35,7 @@ class VulkanSnapkv final : public Impl {
     }
     select_ = be_->bind(be_->pipeline("snapkv_select", plan_.select_spec, 3),
                         {scores_.get(), &io["kept_idx"], &io["kept_len"]});
-    gather_ = be_->bind(be_->pipeline("snapkv_gather", plan_.gather_spec, 5),
+    gather_ = be_->bind(be_->pipeline("kv_gather", plan_.gather.spec, 5),
                         {&io["kept_idx"], &io["k"], &io["v"], &io["k_kept"], &io["v_kept"]});
   }
 
@@ -46,7 +46,7 @@ class VulkanSnapkv final : public Impl {
       be_->dispatch(*pool_, &plan_.pool, sizeof plan_.pool, plan_.pool.groups);
     }
     be_->dispatch(*select_, &plan_.select, sizeof plan_.select, plan_.select.rows);
-    be_->dispatch(*gather_, &plan_.gather, sizeof plan_.gather, plan_.gather_groups);
+    be_->dispatch(*gather_, &plan_.gather.push, sizeof plan_.gather.push, plan_.gather.groups);
   }
 
  private:

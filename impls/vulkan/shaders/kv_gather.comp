@@ -1,7 +1,8 @@
 #version 450
-// SnapKV's compacted cache: k_kept and v_kept rows are the k and v rows at kept_idx, copied bit
-// for bit in words of WORD bytes (16, 4 or 2: the largest that divides a row); rows beyond
-// kept_len are zero. One invocation per word of the outputs.
+// The compacted cache of every KV-compression method (snapkv, streaming_llm): k_kept and v_kept
+// rows are the k and v rows at kept_idx, copied bit for bit in words of WORD bytes (16, 4 or 2:
+// the largest that divides a row); rows beyond kept_len are zero. One invocation per word of the
+// outputs, so neighbouring lanes copy neighbouring words (coalesced on a GPU). Plan: kv_gather.h.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
