@@ -8,20 +8,6 @@
 
 namespace attnbench {
 
-CaseData load_case_data(const Case& c, const ReferenceCache& cache) {
-  CaseData d{c, {}, {}, {}, {}, {}, {}};
-  d.outputs = c.method->outputs(c);
-  d.inputs = c.method->inputs(c);
-  d.input_hash = hash_tensors(d.inputs);
-  if (!cache.load(c, d.input_hash, d.ref)) {
-    d.ref = c.method->reference(c, d.inputs);
-    cache.store(c, d.input_hash, d.ref);
-  }
-  d.work = c.method->work(c);
-  d.reference_hash = hash_tensors(d.ref.tensors);
-  return d;
-}
-
 void run_case_job(const CaseJob& job, BackendState& state, const ReferenceCache& cache, const JobCallbacks& cb) {
   const Case& c = job.c;
   std::vector<const ImplEntry*> runnable;
@@ -45,7 +31,7 @@ void run_case_job(const CaseJob& job, BackendState& state, const ReferenceCache&
   for (const ImplEntry* e : runnable) {
     if (std::find(job.skip_variants.begin(), job.skip_variants.end(), e->variant) != job.skip_variants.end()) continue;
     if (cb.on_start && !cb.on_start(e->variant)) return;
-    if (!data) data = load_case_data(c, cache);
+    if (!data) data = prepare_case_data(c, &cache);
     cb.on_row(execute_case(*data, state, *e, job.exec));
   }
 }

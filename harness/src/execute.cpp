@@ -1,10 +1,12 @@
 #include "attnbench/execute.h"
 
+#include <chrono>
 #include <cmath>
 
 #include "attnbench/check.h"
 #include "attnbench/error.h"
 #include "attnbench/impl.h"
+#include "attnbench/reference_cache.h"
 
 namespace attnbench {
 
@@ -14,13 +16,38 @@ Buffer& IoBuffers::operator[](const std::string& name) const {
   return *it->second;
 }
 
-CaseData prepare_case_data(const Case& c) {
+namespace {
+
+// Seconds since the last lap (or construction).
+class Stopwatch {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+CaseData prepare_case_data(const Case& c, const ReferenceCache* cache) {
   CaseData d{c, {}, {}, {}, {}, {}, {}};
   d.outputs = c.method->outputs(c);
+  Stopwatch clock;
   d.inputs = c.method->inputs(c);
-  d.ref = c.method->reference(c, d.inputs);
-  d.work = c.method->work(c);
   d.input_hash = hash_tensors(d.inputs);
+  d.inputs_s = clock.lap();
+  d.reference_cached = cache && cache->load(c, d.input_hash, d.ref);
+  if (!d.reference_cached) {
+    d.ref = c.method->reference(c, d.inputs);
+    if (cache) cache->store(c, d.input_hash, d.ref);
+  }
+  d.reference_s = clock.lap();
+  d.work = c.method->work(c);
   d.reference_hash = hash_tensors(d.ref.tensors);
   return d;
 }
@@ -126,6 +153,9 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
     rec["status"] = status;
     rec["reason"] = reason;
   };
+  // Where this row's time went; inputs and reference are the case's, shared by its variants.
+  Json seconds = {{"inputs", data.inputs_s}, {"reference", data.reference_s}, {"reference_cached", data.reference_cached}};
+  Stopwatch clock;
   try {
     Allocator& alloc = be.allocator();
     const size_t base_bytes = alloc.current_bytes();
@@ -154,6 +184,7 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
     // not account for); null on backends that report none.
     if (Json t = be.telemetry(); !t.is_null()) rec["telemetry"] = std::move(t);
     const TensorMap got = download_outputs(be, data.outputs, io);
+    seconds["run"] = clock.lap();  // prepare, upload, one run, download
     const std::string output_hash = hash_tensors(got);
     rec["hashes"]["outputs"] = output_hash;
     if (opt.keep_outputs)
@@ -179,6 +210,7 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
     for (const auto& o : report.outputs) checks[o.output] = check_json(o);
     rec["checks"] = checks;
     if (!report.pass()) fail("fail", report.first_failure());
+    seconds["check"] = clock.lap();
 
     bool deterministic = true;
     if (row.status == "pass" && opt.timing) {
@@ -200,6 +232,7 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
         }
       }
       if (auto bad = alloc.check_guards(); !bad.empty()) fail("fail", "guard region overwritten during timing: " + bad.front());
+      seconds["timing"] = clock.lap();
     }
     rec["deterministic"] = deterministic;
 
@@ -216,6 +249,7 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
   } catch (const std::exception& e) {
     fail("error", e.what());
   }
+  rec["seconds"] = seconds;
 
   if (row.timing) {
     const TimingResult& t = *row.timing;

@@ -23,10 +23,8 @@ struct JobCallbacks {
   std::function<void(RowResult row)> on_row;                  // after it (or the unsupported row)
 };
 
-// Inputs regenerated from the seed; the reference read from the cache, or computed (and stored)
-// when absent.
-CaseData load_case_data(const Case& c, const ReferenceCache& cache);
-
+// Runs every runnable variant of one case on one backend, the case data prepared once (its
+// reference from `cache` when held there).
 void run_case_job(const CaseJob& job, BackendState& state, const ReferenceCache& cache, const JobCallbacks& cb);
 
 // The job and its rows as JSON, for the worker protocol.

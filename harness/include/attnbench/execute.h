@@ -28,9 +28,15 @@ struct CaseData {
   std::vector<OutputDecl> outputs;
   Work work;
   std::string input_hash, reference_hash;
+  // Where the case's shared work went (recorded in each row's `seconds`, so a slow CI can be
+  // traced to a case): generating the inputs, and computing (or loading) the fp64 reference.
+  double inputs_s = 0, reference_s = 0;
+  bool reference_cached = false;
 };
 
-CaseData prepare_case_data(const Case& c);
+class ReferenceCache;
+// Generates the inputs and the reference, which comes from `cache` when it holds this case.
+CaseData prepare_case_data(const Case& c, const ReferenceCache* cache = nullptr);
 
 // A backend as the runner holds it: probed, with its peaks (measured once when timing).
 struct BackendState {
