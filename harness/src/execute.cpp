@@ -241,7 +241,10 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
                      {"output_bytes", alloc.peak_bytes(BufferRole::output)},
                      {"workspace_peak_bytes", peak > io_bytes ? peak - io_bytes : 0},
                      {"peak_bytes", peak}};
-    if (row.status == "pass") rec["quality"] = c.method->quality(c, data.inputs, got);
+    if (row.status == "pass") {
+      rec["quality"] = c.method->quality(c, data.inputs, got);
+      seconds["quality"] = clock.lap();
+    }
   } catch (const DeviceLostError& e) {
     fail("error", e.what());
     row.device_lost = true;

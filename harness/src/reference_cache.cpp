@@ -41,16 +41,25 @@ std::string ReferenceCache::default_salt() {
   return salt;
 }
 
+bool ReferenceCache::per_run() const { return salt_.find("-dirty-") != std::string::npos; }
+
+std::string ReferenceCache::entries_dir() const { return per_run() ? dir_ + "/run-" + hex64(hash64(salt_)) : dir_; }
+
+void ReferenceCache::remove_run_entries() const {
+  std::error_code ec;  // best effort: a cache is never worth failing a run for
+  if (per_run()) fs::remove_all(entries_dir(), ec);
+}
+
 std::string ReferenceCache::path_for(const Case& c, const std::string& input_hash) const {
   uint64_t h = hash64(c.id());
   h = hash64(std::to_string(c.method->info().spec_version), h);
   h = hash64(input_hash, h);
   h = hash64(salt_, h);
-  return dir_ + "/" + c.method_name() + "-" + hex64(h) + ".safetensors";
+  return entries_dir() + "/" + c.method_name() + "-" + hex64(h) + ".safetensors";
 }
 
 void ReferenceCache::store(const Case& c, const std::string& input_hash, const Reference& ref) const {
-  fs::create_directories(dir_);
+  fs::create_directories(entries_dir());
   TensorMap tensors;
   const bool sampled = !ref.checked_rows.empty();
   for (const auto& [name, t] : ref.tensors) {

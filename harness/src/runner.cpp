@@ -155,6 +155,9 @@ void ensure_reference(const Case& c, const ReferenceCache& cache) {
 class Runner {
  public:
   explicit Runner(const RunRequest& req) : req_(req), cache_(req.cache_dir) {}
+  ~Runner() { cache_.remove_run_entries(); }
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
 
   // Runs the case on the lane; emits each finished row. False when interrupted.
   bool run_case(Lane& lane, const PlannedRun& pr, std::vector<std::string> done_variants,
@@ -344,7 +347,8 @@ int run_suite(RunRequest req) {
   for (auto& b : open_backends(req.backends, req.backend_opts)) {
     Lane lane{b->name(), {nullptr, {}, std::nullopt}, nullptr, nullptr, {}};
     if (req.isolate) {
-      lane.worker_args = {"--backend", lane.name, "--cache-dir", ReferenceCache(req.cache_dir).dir()};
+      const ReferenceCache cache(req.cache_dir);  // the workers share this run's key (and folder)
+      lane.worker_args = {"--backend", lane.name, "--cache-dir", cache.dir(), "--cache-salt", cache.salt()};
       for (const auto& o : req.backend_opts)
         if (o.rfind(lane.name + ".", 0) == 0) lane.worker_args.insert(lane.worker_args.end(), {"--backend-opt", o});
       start_worker(lane, req.executable);

@@ -216,12 +216,13 @@ class ResultChannel {
 }  // namespace
 
 int worker_main(const std::vector<std::string>& args) {
-  std::string backend_name, cache_dir;
+  std::string backend_name, cache_dir, cache_salt = ReferenceCache::default_salt();
   std::vector<std::string> options;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
     if (args[i] == "--backend") backend_name = args[i + 1];
     else if (args[i] == "--backend-opt") options.push_back(args[i + 1]);
     else if (args[i] == "--cache-dir") cache_dir = args[i + 1];
+    else if (args[i] == "--cache-salt") cache_salt = args[i + 1];
   }
   ResultChannel channel;
   try {
@@ -229,7 +230,7 @@ int worker_main(const std::vector<std::string>& args) {
     BackendState state{backends.at(0).get(), backends.at(0)->probe(), std::nullopt};
     channel.send({{"hello", probe_to_json(state.probe)}});
     if (!state.probe.available) return 0;
-    const ReferenceCache cache(cache_dir);
+    const ReferenceCache cache(cache_dir, cache_salt);
     std::string line;
     while (std::getline(std::cin, line)) {
       const Json msg = Json::parse(line);

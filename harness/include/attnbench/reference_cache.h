@@ -19,11 +19,18 @@ class ReferenceCache {
   explicit ReferenceCache(std::string dir, std::string salt = default_salt());
   static std::string default_salt();
   const std::string& dir() const { return dir_; }
+  const std::string& salt() const { return salt_; }
+  // A build from a dirty tree keys its entries by run: they live in a folder of their own, serve
+  // only that run's parent and workers, and the run removes them when it ends (else every run
+  // of a suite under development would leave its references behind).
+  bool per_run() const;
+  void remove_run_entries() const;
   std::string path_for(const Case& c, const std::string& input_hash) const;
   bool load(const Case& c, const std::string& input_hash, Reference& out) const;
   void store(const Case& c, const std::string& input_hash, const Reference& ref) const;
 
  private:
+  std::string entries_dir() const;
   std::string dir_;
   std::string salt_;
 };
