@@ -50,13 +50,14 @@ void ReferenceCache::remove_run_entries() const {
   if (per_run()) fs::remove_all(entries_dir(), ec);
 }
 
-std::string ReferenceCache::path_for(const Case& c, const std::string& input_hash) const {
+std::string ReferenceCache::path_for(const Case& c) const {
   uint64_t h = hash64(c.id());
   h = hash64(std::to_string(c.method->info().spec_version), h);
-  h = hash64(input_hash, h);
   h = hash64(salt_, h);
   return entries_dir() + "/" + c.method_name() + "-" + hex64(h) + ".safetensors";
 }
+
+bool ReferenceCache::holds(const Case& c) const { return fs::exists(path_for(c)); }
 
 void ReferenceCache::store(const Case& c, const std::string& input_hash, const Reference& ref) const {
   fs::create_directories(entries_dir());
@@ -90,11 +91,11 @@ void ReferenceCache::store(const Case& c, const std::string& input_hash, const R
       {"total_rows", std::to_string(ref.total_rows)},
       {"shapes", shapes.dump()},
   };
-  write_safetensors(path_for(c, input_hash), tensors, meta);
+  write_safetensors(path_for(c), tensors, meta);
 }
 
 bool ReferenceCache::load(const Case& c, const std::string& input_hash, Reference& out) const {
-  const std::string path = path_for(c, input_hash);
+  const std::string path = path_for(c);
   if (!fs::exists(path)) return false;
   SafetensorsFile file;
   try {

@@ -64,7 +64,9 @@ TEST_CASE("another input hash, another build or a damaged entry is a miss", "[un
   CHECK(a.load(c, "inputs-1", out));
   CHECK_FALSE(a.load(c, "inputs-2", out));
   CHECK_FALSE(b.load(c, "inputs-1", out));
-  std::ofstream(a.path_for(c, "inputs-1"), std::ios::trunc) << "not safetensors";
+  CHECK(a.holds(c));
+  CHECK_FALSE(b.holds(c));
+  std::ofstream(a.path_for(c), std::ios::trunc) << "not safetensors";
   CHECK_FALSE(a.load(c, "inputs-1", out));
 }
 
@@ -76,7 +78,7 @@ TEST_CASE("a dirty build's entries stay in their run's folder and go with it", "
   REQUIRE(run.per_run());
   clean.store(c, "inputs-1", sample_reference(false));
   run.store(c, "inputs-1", sample_reference(false));
-  const fs::path entry = run.path_for(c, "inputs-1");
+  const fs::path entry = run.path_for(c);
   CHECK(entry.parent_path() != fs::path(dir));
   CHECK(fs::exists(entry));
   // A worker of the same run (given the salt) finds the parent's entry.

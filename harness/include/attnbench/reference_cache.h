@@ -1,6 +1,6 @@
 // The on-disk cache of fp64 references (DESIGN.md §6): the parent builds each missing reference
-// once; workers read it. Keyed by case id, spec_version and input hash, so a changed generator,
-// default or semantic can never be served a stale reference. A sampled (model-sized) reference
+// once; workers read it. Keyed by case id, spec_version and the commit, and checked against the
+// input hash, so a changed generator, default or semantic can never be served a stale reference. A sampled (model-sized) reference
 // stores only its checked rows.
 #pragma once
 
@@ -25,7 +25,10 @@ class ReferenceCache {
   // of a suite under development would leave its references behind).
   bool per_run() const;
   void remove_run_entries() const;
-  std::string path_for(const Case& c, const std::string& input_hash) const;
+  // The entry's file: named by case id, spec_version and salt, so whether a case is cached is
+  // known without generating its inputs; load() also requires the inputs' hash to match.
+  std::string path_for(const Case& c) const;
+  bool holds(const Case& c) const;
   bool load(const Case& c, const std::string& input_hash, Reference& out) const;
   void store(const Case& c, const std::string& input_hash, const Reference& ref) const;
 
