@@ -18,6 +18,8 @@ const std::vector<std::string> kMoreCases = {
     "streaming_llm/batch=2,q_heads=2,kv_heads=1,head_dim=9,kv_len=500,budget=499/f32/s7",
 };
 
+const char* kStreamingLlmSmall = "streaming_llm/batch=1,q_heads=2,kv_heads=1,head_dim=64,kv_len=100,budget=10/f16/s1";
+
 }  // namespace
 
 TEST_CASE("streaming_llm vulkan: EXACT checks pass, the CPU backend's bits", "[vulkan]") {
@@ -47,5 +49,9 @@ TEST_CASE("streaming_llm vulkan: a cache over one binding is unsupported, naming
   CHECK_FALSE(lp.ok);
   CHECK_THAT(lp.reason, Catch::Matchers::Contains("k/v is 536870912 bytes, over this device's maxStorageBufferRange"));
   CHECK(support(big, test::h200_limits()).ok);
+  // Without 16-bit storage the gather cannot copy 2-byte words: unsupported, not an error row.
+  DeviceLimits no16 = test::lavapipe_limits();
+  no16.features.erase("storage16");
+  CHECK_THAT(support(kStreamingLlmSmall, no16).reason, Catch::Matchers::Contains("storage16"));
 }
 #endif

@@ -28,6 +28,8 @@ struct Plan {
 Plan make_plan(const kvcomp::StreamingShape& s, DType dtype, const DeviceLimits& limits) {
   const DeviceView d(limits);
   Plan p;
+  p.unsupported = missing_feature(limits, {"storage16"}, "the gather kernel");  // 2-byte words
+  if (!p.unsupported.empty()) return p;
   const uint64_t rows = static_cast<uint64_t>(s.batch * s.kv_heads), es = dtype_size(dtype);
   const uint32_t threads = d.workgroup(128);
   p.index_spec = {threads};
