@@ -15,8 +15,9 @@ spread reported. For each row:
   timing   as attnbench timed that row (its `timing.mode`):
              hot   launches back to back, a batch long enough for 0.2 ms per sample, each
                    repetition at least --min-time long after a warm-up, median of --reps;
-             cold  one launch per sample after writing a buffer of twice the cache size attnbench
-                   flushed (its `timing.how`), a fixed count per repetition, median of --reps.
+             cold  one launch per sample after reading a buffer of twice the cache size attnbench
+                   flushed (its `timing.how`), as CpuBackend::flush_cache does, a fixed count per
+                   repetition, median of --reps.
 Figures: memory-bound rows (decode) as a fraction of the in-run copy bandwidth (context.backends.
 cpu.peaks.copy_bytes_per_s, bytes read + written); compute-bound rows (prefill) as GFLOP/s and
 attnbench's speed over torch's (torch time / attnbench time). Throughput uses attnbench's own work
@@ -138,8 +139,10 @@ class TorchSide:
 
     def flush(self, nbytes):
         if self.flush_buf is None or self.flush_buf.numel() != nbytes:
-            self.flush_buf = self.torch.empty(nbytes, dtype=self.torch.uint8)
-        self.flush_buf.fill_(self.flush_buf[0].item() + 1)  # written on every thread
+            self.flush_buf = self.torch.ones(nbytes, dtype=self.torch.uint8)
+        # Read on every thread, as attnbench does: the caches are left clean, so neither side's
+        # launch pays for write-backs.
+        self.flush_sink = int(self.flush_buf.sum())
 
     def time(self, rec):
         cid = rec["case_id"]

@@ -44,7 +44,8 @@ class CpuBackend final : public Backend {
   std::unique_ptr<ThreadPool> pool_;
   Isa isa_;
   std::optional<Probe> probe_;
-  std::vector<char> flush_buffer_;  // written across all threads to evict the caches
+  std::vector<char> flush_buffer_;  // read across all threads to evict the caches
+  uint64_t flush_sink_ = 0;         // what the reads summed to (so they happen)
 };
 
 // Every impl of this backend receives the CpuBackend it was prepared on.
