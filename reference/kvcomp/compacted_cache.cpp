@@ -25,33 +25,39 @@ void add_cache_params(ParamSchema& schema) {
 std::vector<OutputDecl> compacted_cache_outputs(const CompactedCache& s, DType dtype, CheckClass selection) {
   OutputDecl idx{"kept_idx", DType::i32, {s.batch, s.kv_heads, s.capacity}, selection, "kept_len", 2, -1.0,
                  Order::ascending};
-  idx.doc = "kept_idx [batch, kv_heads, budget]: kept token indices, ascending; -1 beyond kept_len";
+  idx.doc = "kept_idx [batch, kv_heads, capacity]: kept token indices, ascending; -1 beyond kept_len";
   OutputDecl len{"kept_len", DType::i32, {s.batch, s.kv_heads}, CheckClass::EXACT};
-  len.doc = "kept_len [batch, kv_heads]: min(budget, kv_len)";
+  len.doc = s.ragged_rows ? "kept_len [batch, kv_heads]: tokens each (sequence, KV head) keeps"
+                          : "kept_len [batch, kv_heads]: min(budget, kv_len)";
   OutputDecl kk{"k_kept", dtype, {s.batch, s.kv_heads, s.capacity, s.head_dim}, selection, "kept_len", 2, 0.0};
-  kk.doc = "k_kept [batch, kv_heads, budget, head_dim]: k at kept_idx; 0 beyond kept_len";
+  kk.doc = "k_kept [batch, kv_heads, capacity, head_dim]: k at kept_idx; 0 beyond kept_len";
   OutputDecl vk = kk;
   vk.name = "v_kept";
-  vk.doc = "v_kept [batch, kv_heads, budget, head_dim]: v at kept_idx; 0 beyond kept_len";
+  vk.doc = "v_kept [batch, kv_heads, capacity, head_dim]: v at kept_idx; 0 beyond kept_len";
   return {idx, len, kk, vk};
 }
 
-CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const TensorMap& in, const Reference& ref,
-                                  const TensorMap& got, OutputCheck kept_idx_check) {
+CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const TensorMap& in, const Reference& /*ref*/,
+                                  const TensorMap& got, OutputCheck kept_len_check, OutputCheck kept_idx_check) {
   const HostTensor &idx = got.at("kept_idx"), &len = got.at("kept_len");
   CheckReport report;
-  report.outputs.push_back(check_exact(decls[1], ref.tensors.at("kept_len"), len, nullptr));
+  report.outputs.push_back(std::move(kept_len_check));
   report.outputs.push_back(std::move(kept_idx_check));
   report.outputs.push_back(check_gather(decls[2], in.at("k"), idx, len, got.at("k_kept")));
   report.outputs.push_back(check_gather(decls[3], in.at("v"), idx, len, got.at("v_kept")));
   return report;
 }
 
+namespace {
+
+// Rows [first, first + n) of a [.., d] tensor as fp64, converted once.
 std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d) {
   std::vector<double> out(n * d);
   t.get_row(first * d, n * d, out.data());
   return out;
 }
+
+}  // namespace
 
 Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorMap& in, const TensorMap& out) {
   const HostTensor &qf = in.at("q_future"), &len = out.at("kept_len"), &idx = out.at("kept_idx");
@@ -111,7 +117,8 @@ Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorM
       }
     }
   });
-  double err = 0, full = 0, comp = 0, dot = 0, recall = 0;
+  double err = 0, full = 0, comp = 0, dot = 0, recall = 0, kept_total = 0;
+  for (int64_t r = 0; r < len.numel(); ++r) kept_total += len.get(r);
   for (int64_t row = 0; row < n_rows; ++row) {
     err += stats[row * 5];
     full += stats[row * 5 + 1];
@@ -120,12 +127,12 @@ Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorM
     recall += stats[row * 5 + 4];
   }
   const double es = static_cast<double>(dtype_size(dtype));
-  const double rows = static_cast<double>(s.batch * s.kv_heads), kept = static_cast<double>(s.kept);
+  const double rows = static_cast<double>(s.batch * s.kv_heads);
   Json q = Json::object();
-  q["compression_ratio"] = static_cast<double>(T) / kept;
+  q["compression_ratio"] = rows * static_cast<double>(T) / kept_total;
   q["kv_bytes_full"] = 2 * rows * static_cast<double>(T * d) * es;
-  q["kv_bytes_kept"] = 2 * rows * kept * static_cast<double>(d) * es;
-  q["index_bytes"] = rows * kept * 4;
+  q["kv_bytes_kept"] = 2 * kept_total * static_cast<double>(d) * es;
+  q["index_bytes"] = kept_total * 4;
   q["future_queries"] = s.n_future;
   if (n_rows > 0) {
     q["out_rel_l2"] = full > 0 ? std::sqrt(err / full) : 0.0;
@@ -136,13 +143,17 @@ Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorM
 }
 
 std::vector<RelatedCase> decode_companions(const CompactedCache& s, DType dtype) {
-  const auto decode = [&](const char* role, int64_t kv_len) {
+  const auto decode = [&](const char* role, int64_t kv_len, bool head_lengths) {
     RelatedCase r{role, "gqa", "decode", {}, dtype};
     r.params = {{"batch", Value(s.batch)},       {"q_heads", Value(s.q_heads)}, {"kv_heads", Value(s.kv_heads)},
                 {"head_dim", Value(s.head_dim)}, {"q_len", Value(int64_t{1})}, {"kv_len", Value(kv_len)}};
+    if (head_lengths) r.params["head_lengths"] = Value(true);
     return r;
   };
-  return {decode("decode_compressed", s.kept), decode("decode_full", s.kv_len)};
+  // Ragged rows: per-head lengths drawn uniformly up to kv_len (the attention spec's generator),
+  // so twice the mean kept count gives the companion about the method's total of kept tokens.
+  if (s.ragged_rows) return {decode("decode_compressed", std::max<int64_t>(1, 2 * s.kept), true), decode("decode_full", s.kv_len, false)};
+  return {decode("decode_compressed", s.kept, false), decode("decode_full", s.kv_len, false)};
 }
 
 }  // namespace attnbench::kvcomp

@@ -16,6 +16,9 @@
 //   budget counts every kept token, the window included: budget ≥ obs_window is a schema rule.
 //   When obs_window ≥ kv_len or budget ≥ kv_len everything is kept (indices 0..T−1).
 //
+// In the family's terms (scored_selection.h): no sinks, the window forced (recent = obs_window),
+// the prefix the candidates, score = step 3, a uniform budget per KV head.
+//
 // Inputs (G-KV, gkv.h; case dtype): q_obs [batch, q_heads, obs_window, head_dim] (the window's
 // queries), k, v [batch, kv_heads, kv_len, head_dim], and q_future [batch, q_heads, n_future,
 // head_dim], held-out later queries used only by quality().
@@ -32,45 +35,30 @@
 // the relative error bound of an fp32 score (fp32 dot products and softmax, fp32 P) times two.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
-#include "attnbench/check.h"
-#include "attnbench/check_set.h"
 #include "attnbench/error.h"
-#include "attnbench/method.h"
-#include "attnbench/thread_pool.h"
-#include "compacted_cache.h"
-#include "gkv.h"
+#include "scored_selection.h"
 #include "snapkv_common.h"
 
 namespace attnbench::kvcomp {
 
-SnapkvShape snapkv_shape(const Case& c) {
-  return {c.i64("batch"),      c.i64("q_heads"), c.i64("kv_heads"),   c.i64("head_dim"), c.i64("kv_len"),
-          c.i64("obs_window"), c.i64("budget"),  c.i64("pool_kernel"), c.i64("n_future"),
-          c.str("pool") == "avg" ? Pool::avg : Pool::max};
+SnapkvParams snapkv_params(const Case& c) {
+  return {static_cast<int32_t>(c.i64("obs_window")), static_cast<int32_t>((c.i64("pool_kernel") - 1) / 2),
+          c.str("pool") == "max" ? 1 : 0, static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.i64("head_dim"))))};
 }
 
 namespace {
 
 constexpr int kSpecVersion = 1;
 
-CompactedCache compacted(const SnapkvShape& s) {
-  return {s.batch, s.q_heads, s.kv_heads, s.head_dim, s.kv_len, s.budget, s.kept(), s.n_future};
-}
-
-class Snapkv final : public Method {
+class Snapkv final : public ScoredSelection {
  public:
-  Snapkv() {
-    info_ = {.name = "snapkv",
-             .family = "kvcomp",
-             .summary = "observation-window voting with pooling: keep the top prefix tokens plus the window",
-             .catalog_id = "B-SNAPKV",
-             .paper = "Li et al. 2024, SnapKV: LLM Knows What You are Looking for Before Generation",
-             .spec_version = kSpecVersion,
-             .phases = {},
-             .dtypes = {DType::f32, DType::f16, DType::bf16}};
-    add_cache_params(schema_);
+  Snapkv()
+      : ScoredSelection({.name = "snapkv",
+                         .summary = "observation-window voting with pooling: keep the top prefix tokens plus the window",
+                         .catalog_id = "B-SNAPKV",
+                         .paper = "Li et al. 2024, SnapKV: LLM Knows What You are Looking for Before Generation",
+                         .spec_version = kSpecVersion}) {
     schema_.add({"obs_window", ParamType::Int, Value(int64_t{32}), {}, 1.0, 1e6, {},
                  "observation window: the last queries, which vote and are always kept"});
     schema_.add({"budget", ParamType::Int, Value(int64_t{256}), {}, 1.0, 1e7, {},
@@ -78,8 +66,7 @@ class Snapkv final : public Method {
     schema_.add({"pool", ParamType::String, Value(std::string("max")), {}, {}, {}, {"max", "avg"},
                  "pooling of the scores along the keys (avg ignores padding)"});
     schema_.add({"pool_kernel", ParamType::Int, Value(int64_t{7}), {}, 1.0, 1023.0, {}, "pooling kernel (odd, same padding)"});
-    schema_.add({"n_future", ParamType::Int, Value(int64_t{16}), {}, 0.0, 4096.0, {},
-                 "held-out later queries for quality (not the window that chose the keys)"});
+    add_n_future();
     schema_.add({"ties", ParamType::Bool, Value(false), {}, {}, {}, {},
                  "G-KV plants exact ties: odd prefix positions duplicate the key before them"});
     schema_.rule("obs_window <= budget", [](const Params& p, const std::string&) -> std::string {
@@ -93,200 +80,89 @@ class Snapkv final : public Method {
     });
   }
 
-  const MethodInfo& info() const override { return info_; }
-  const ParamSchema& schema() const override { return schema_; }
+ protected:
+  Keep keep(const Case& c) const override { return {0, c.i64("obs_window"), false}; }
+  bool reads_window_queries() const override { return true; }
 
-  std::vector<OutputDecl> outputs(const Case& c) const override {
-    const SnapkvShape s = snapkv_shape(c);
-    std::vector<OutputDecl> decls = compacted_cache_outputs(compacted(s), c.dtype, CheckClass::SET);
-    OutputDecl scores{"scores", DType::f64, {s.batch, s.kv_heads, s.kv_len}, CheckClass::SET};
-    scores.check_only = true;
-    scores.doc = "scores [batch, kv_heads, kv_len]: fp64 score of each prefix token; +inf for always-kept tokens";
-    OutputDecl tie_c{"tie_c", DType::f64, {s.batch, s.kv_heads}, CheckClass::SET};
-    tie_c.check_only = true;
-    tie_c.doc = "tie_c [batch, kv_heads]: c_rel of the SET tie band (methodology.md)";
-    decls.push_back(scores);
-    decls.push_back(tie_c);
-    return decls;
-  }
-
-  TensorMap inputs(const Case& c) const override {
-    const SnapkvShape s = snapkv_shape(c);
-    GkvConfig cfg;
-    cfg.batch = s.batch;
-    cfg.q_heads = s.q_heads;
-    cfg.kv_heads = s.kv_heads;
-    cfg.head_dim = s.head_dim;
-    cfg.kv_len = s.kv_len;
-    cfg.n_obs = s.obs_window;
-    cfg.n_future = s.n_future;
+  GkvConfig gkv(const Case& c) const override {
+    GkvConfig cfg = ScoredSelection::gkv(c);
+    cfg.n_obs = c.i64("obs_window");
     cfg.ties = c.flag("ties");
-    return generate_gkv(cfg, c.dtype, c.seed);
+    return cfg;
   }
 
-  Reference reference(const Case& c, const TensorMap& in) const override;
-  CheckReport check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const override;
-  Work work(const Case& c) const override;
-  Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const override;
+  // Steps 1–3 for row (b, g): each query head's window scores, pooled, averaged over the group.
+  void score(const Case& c, const TensorMap& in, int64_t row, double* out) const override {
+    const SelectionParams s = selection(c);
+    const SnapkvParams m = snapkv_params(c);
+    const int64_t P = s.candidates, G = s.group;
+    std::vector<double> a(P), pooled(P);
+    std::fill(out, out + P, 0.0);
+    for (int64_t hh = 0; hh < G; ++hh) {
+      window_scores(s, m, in, row / s.kv_heads, (row % s.kv_heads) * G + hh, a.data());
+      pool(a.data(), P, c.i64("pool_kernel"), m.pool_max != 0, pooled.data());
+      for (int64_t j = 0; j < P; ++j) out[j] += pooled[j];
+    }
+    for (int64_t j = 0; j < P; ++j) out[j] /= static_cast<double>(G);
+  }
 
-  // No baseline: the compression step has no uncompressed counterpart to be faster than. What the
-  // method buys is the decode over the compressed cache, timed against the full cache by the two
-  // companions; the leaderboard compares those.
-  std::vector<RelatedCase> companions(const Case& c) const override {
-    return decode_companions(compacted(snapkv_shape(c)), c.dtype);
+  // tie_c = 1.02·(2(d+3)·Λ + T + w + pool_kernel + G + 8), Λ = s·max_{h of g, i}‖q_{h,i}‖·max_j‖k_j‖:
+  // the relative error bound of an fp32 score (fp32 dot products and softmax, fp32 P) times two.
+  double tie_c(const Case& c, const TensorMap& in, int64_t row) const override {
+    const SelectionParams s = selection(c);
+    const SnapkvParams m = snapkv_params(c);
+    const int64_t d = s.head_dim, w = m.obs_window, b = row / s.kv_heads, g = row % s.kv_heads;
+    const double lambda = (1.0 / std::sqrt(static_cast<double>(d))) *
+                          max_row_norm(in.at("q_obs"), (b * s.q_heads + g * s.group) * w, s.group * w, d) *
+                          max_row_norm(in.at("k"), row * s.kv_len, s.kv_len, d);
+    return 1.02 * (2.0 * static_cast<double>(d + 3) * lambda +
+                   static_cast<double>(s.kv_len + w + c.i64("pool_kernel") + s.group + 8));
+  }
+
+  // q·k (2d), exp + sum + accumulate of P (3) per visible (window query, key) pair; pooling and the
+  // group mean per prefix key. The window queries and every key are read once.
+  Work score_work(const Case& c) const override {
+    const SelectionParams s = selection(c);
+    const SnapkvParams m = snapkv_params(c);
+    const double es = static_cast<double>(dtype_size(c.dtype)), d = static_cast<double>(s.head_dim);
+    double pairs = 0;  // per query head
+    for (int64_t i = 0; i < m.obs_window; ++i) pairs += static_cast<double>(snapkv_visible_end(s, m, i));
+    const double heads = static_cast<double>(int64_t{s.batch} * s.q_heads), P = static_cast<double>(s.candidates);
+    Work w;
+    w.flops = heads * ((2 * d + 3) * pairs + P * (static_cast<double>(c.i64("pool_kernel")) + 1));
+    w.bytes = heads * m.obs_window * d * es + static_cast<double>(cache_rows(s)) * s.kv_len * d * es;
+    w.bound = Bound::compute;
+    return w;
   }
 
  private:
-  MethodInfo info_;
-  ParamSchema schema_;
+  // a_{h,j} of step 1 for one (b, h): the window's mean softmax over the prefix keys, in fp64.
+  static void window_scores(const SelectionParams& s, const SnapkvParams& m, const TensorMap& in, int64_t b, int64_t h,
+                            double* a) {
+    const int64_t d = s.head_dim, P = s.candidates, w = m.obs_window, g = h / s.group;
+    const std::vector<double> keys = rows_f64(in.at("k"), (b * s.kv_heads + g) * s.kv_len, s.kv_len, d);
+    const std::vector<double> queries = rows_f64(in.at("q_obs"), (b * s.q_heads + h) * w, w, d);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    std::vector<double> logits(s.kv_len);
+    std::fill(a, a + P, 0.0);
+    for (int64_t i = 0; i < w; ++i) {
+      const double* qi = queries.data() + i * d;
+      const int64_t end = snapkv_visible_end(s, m, i);
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < end; ++j) {
+        const double* kj = keys.data() + j * d;
+        double dot = 0;
+        for (int64_t x = 0; x < d; ++x) dot += qi[x] * kj[x];
+        logits[j] = scale * dot;
+        mx = std::max(mx, logits[j]);
+      }
+      double l = 0;
+      for (int64_t j = 0; j < end; ++j) l += std::exp(logits[j] - mx);
+      for (int64_t j = 0; j < P; ++j) a[j] += std::exp(logits[j] - mx) / l;
+    }
+    for (int64_t j = 0; j < P; ++j) a[j] /= static_cast<double>(w);
+  }
 };
-
-// a_{h,j} of step 1 for one (b, h): the window's mean softmax over the prefix keys, in fp64.
-void window_scores(const SnapkvShape& s, const HostTensor& q, const HostTensor& k, int64_t b, int64_t h, double* a) {
-  const int64_t d = s.head_dim, P = s.prefix(), g = h / s.group();
-  const std::vector<double> keys = rows_f64(k, (b * s.kv_heads + g) * s.kv_len, s.kv_len, d);
-  const std::vector<double> queries = rows_f64(q, (b * s.q_heads + h) * s.obs_window, s.obs_window, d);
-  std::vector<double> logits(s.kv_len);
-  std::fill(a, a + P, 0.0);
-  for (int64_t i = 0; i < s.obs_window; ++i) {
-    const double* qi = queries.data() + i * d;
-    const int64_t end = s.visible_end(i);
-    double m = -INFINITY;
-    for (int64_t j = 0; j < end; ++j) {
-      const double* kj = keys.data() + j * d;
-      double dot = 0;
-      for (int64_t x = 0; x < d; ++x) dot += qi[x] * kj[x];
-      logits[j] = s.scale() * dot;
-      m = std::max(m, logits[j]);
-    }
-    double l = 0;
-    for (int64_t j = 0; j < end; ++j) l += std::exp(logits[j] - m);
-    for (int64_t j = 0; j < P; ++j) a[j] += std::exp(logits[j] - m) / l;
-  }
-  for (int64_t j = 0; j < P; ++j) a[j] /= static_cast<double>(s.obs_window);
-}
-
-// Step 2 for one head: out[j] = max or mean of in[j−r .. j+r] ∩ [0, n).
-void pool_row(const double* in, int64_t n, int64_t kernel, Pool pool, double* out) {
-  const int64_t r = (kernel - 1) / 2;
-  for (int64_t j = 0; j < n; ++j) {
-    const int64_t lo = std::max<int64_t>(0, j - r), hi = std::min(n - 1, j + r);
-    double acc = pool == Pool::max ? -INFINITY : 0.0;
-    for (int64_t t = lo; t <= hi; ++t) acc = pool == Pool::max ? std::max(acc, in[t]) : acc + in[t];
-    out[j] = pool == Pool::max ? acc : acc / static_cast<double>(hi - lo + 1);
-  }
-}
-
-// Largest Euclidean norm of rows [first, first + count) of a [.., d] tensor.
-double max_row_norm(const HostTensor& t, int64_t first, int64_t count, int64_t d) {
-  std::vector<double> row(d);
-  double best = 0;
-  for (int64_t i = first; i < first + count; ++i) {
-    t.get_row(i * d, d, row.data());
-    double n2 = 0;
-    for (double v : row) n2 += v * v;
-    best = std::max(best, std::sqrt(n2));
-  }
-  return best;
-}
-
-Reference Snapkv::reference(const Case& c, const TensorMap& in) const {
-  const SnapkvShape s = snapkv_shape(c);
-  const HostTensor &q = in.at("q_obs"), &k = in.at("k"), &v = in.at("v");
-  const int64_t rows = s.batch * s.kv_heads, d = s.head_dim, P = s.prefix(), G = s.group();
-  HostTensor idx("kept_idx", DType::i32, {s.batch, s.kv_heads, s.budget});
-  HostTensor len("kept_len", DType::i32, {s.batch, s.kv_heads});
-  HostTensor scores("scores", DType::f64, {s.batch, s.kv_heads, s.kv_len});
-  HostTensor tie_c("tie_c", DType::f64, {s.batch, s.kv_heads});
-  HostTensor k_kept("k_kept", DType::f64, {s.batch, s.kv_heads, s.budget, d});
-  HostTensor v_kept("v_kept", DType::f64, {s.batch, s.kv_heads, s.budget, d});
-  idx.fill(-1);
-  scores.fill(INFINITY);
-
-  // Step 1 per (b, h); steps 2–4 per (b, g). Each slice sequential: no bit depends on threads.
-  std::vector<double> a(s.batch * s.q_heads * P);
-  harness_pool().parallel_for(s.batch * s.q_heads, [&](int64_t begin, int64_t end) {
-    for (int64_t bh = begin; bh < end; ++bh) window_scores(s, q, k, bh / s.q_heads, bh % s.q_heads, a.data() + bh * P);
-  });
-  harness_pool().parallel_for(rows, [&](int64_t begin, int64_t end) {
-    std::vector<double> pooled(P), score(P);
-    std::vector<int64_t> order(P), top(s.top_k());
-    std::vector<double> row(d);
-    for (int64_t bg = begin; bg < end; ++bg) {
-      const int64_t b = bg / s.kv_heads;
-      std::vector<int64_t> kept;
-      if (s.keep_all()) {
-        for (int64_t j = 0; j < s.kv_len; ++j) kept.push_back(j);
-      } else {
-        std::fill(score.begin(), score.end(), 0.0);
-        for (int64_t hh = 0; hh < G; ++hh) {
-          pool_row(a.data() + (bg * G + hh) * P, P, s.pool_kernel, s.pool, pooled.data());
-          for (int64_t j = 0; j < P; ++j) score[j] += pooled[j];
-        }
-        for (int64_t j = 0; j < P; ++j) score[j] /= static_cast<double>(G);
-        select_top_k(score.data(), P, s.top_k(), order.data(), top.data());
-        kept.assign(top.begin(), top.end());
-        for (int64_t j = P; j < s.kv_len; ++j) kept.push_back(j);
-        std::copy(score.begin(), score.end(), scores.data<double>() + bg * s.kv_len);
-        const double lambda = s.scale() * max_row_norm(q, b * s.q_heads * s.obs_window + (bg % s.kv_heads) * G * s.obs_window,
-                                                       G * s.obs_window, d) *
-                              max_row_norm(k, bg * s.kv_len, s.kv_len, d);
-        tie_c.set(bg, 1.02 * (2.0 * static_cast<double>(d + 3) * lambda + static_cast<double>(s.kv_len + s.obs_window +
-                                                                                            s.pool_kernel + G + 8)));
-      }
-      len.set(bg, static_cast<double>(kept.size()));
-      for (size_t r = 0; r < kept.size(); ++r) {
-        idx.set(bg * s.budget + static_cast<int64_t>(r), static_cast<double>(kept[r]));
-        const int64_t src = (bg * s.kv_len + kept[r]) * d, dst = (bg * s.budget + static_cast<int64_t>(r)) * d;
-        k.get_row(src, d, k_kept.data<double>() + dst);
-        v.get_row(src, d, v_kept.data<double>() + dst);
-      }
-    }
-  });
-  Reference ref;
-  ref.tensors.emplace("kept_idx", std::move(idx));
-  ref.tensors.emplace("kept_len", std::move(len));
-  ref.tensors.emplace("k_kept", std::move(k_kept));
-  ref.tensors.emplace("v_kept", std::move(v_kept));
-  ref.tensors.emplace("scores", std::move(scores));
-  ref.tensors.emplace("tie_c", std::move(tie_c));
-  return ref;
-}
-
-CheckReport Snapkv::check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const {
-  const auto decls = outputs(c);
-  const HostTensor& tie_c = ref.tensors.at("tie_c");
-  TieBand band;
-  for (int64_t r = 0; r < tie_c.numel(); ++r) band.c_rel.push_back(tie_c.get(r));
-  OutputCheck idx = check_set(decls[0], ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"), got.at("kept_idx"),
-                              got.at("kept_len"), ref.tensors.at("scores"), band);
-  return check_compacted_cache(decls, in, ref, got, std::move(idx));
-}
-
-Work Snapkv::work(const Case& c) const {
-  const SnapkvShape s = snapkv_shape(c);
-  const double es = static_cast<double>(dtype_size(c.dtype)), d = static_cast<double>(s.head_dim);
-  double pairs = 0;  // visible (window query, key) pairs per query head
-  if (!s.keep_all())
-    for (int64_t i = 0; i < s.obs_window; ++i) pairs += static_cast<double>(s.visible_end(i));
-  const double heads = static_cast<double>(s.batch * s.q_heads), rows = static_cast<double>(s.batch * s.kv_heads);
-  const double P = static_cast<double>(s.prefix()), kept = static_cast<double>(s.kept());
-  Work w;
-  // q·k (2d), exp + sum + accumulate of P (3) per pair; pooling and the group mean per prefix key.
-  w.flops = heads * ((2 * d + 3) * pairs + P * (static_cast<double>(s.pool_kernel) + 1));
-  // Window queries and every key read once (scoring); the kept values read; indices, lengths and
-  // the compacted K/V written at full capacity.
-  const double cap = static_cast<double>(s.budget);
-  w.bytes = (s.keep_all() ? 0.0 : heads * static_cast<double>(s.obs_window) * d * es) +
-            rows * (static_cast<double>(s.keep_all() ? kept : s.kv_len) * d * es + kept * d * es) +
-            rows * (cap * 4 + 4 + 2 * cap * d * es);
-  w.bound = Bound::compute;
-  return w;
-}
-
-Json Snapkv::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
-  return compacted_cache_quality(compacted(snapkv_shape(c)), c.dtype, in, out);
-}
 
 }  // namespace
 }  // namespace attnbench::kvcomp

@@ -25,7 +25,7 @@ class CpuAttention final : public Impl {
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     CpuBackend& cpu = as_cpu(backend);
     pool_ = &cpu.pool();
-    kernels_ = cpu.isa() == Isa::avx512 ? &attn::kernels_avx512() : &attn::kernels_avx2();
+    kernels_ = &cpu.kernels<attn::KernelTable>();
     const attention::Shape s = attention::attention_shape(c);
     const int64_t w = kernels_->vector_width;
     problem_ = {s, c.dtype, (s.head_dim + w - 1) / w * w, static_cast<float>(s.scale()),

@@ -11,7 +11,7 @@
 // Heads whose dim is not a multiple of W are widened into a zero-padded block first (the in-place
 // loads would otherwise cross into the next row).
 
-namespace attnbench::cpu::attn::ATTN_NS {
+namespace attnbench::cpu::attn::ATTNBENCH_ISA {
 
 constexpr int kDecRows = W == 16 ? 4 : 2;  // AVX2 has 16 registers: 2 rows × 4 keys of accumulators
 constexpr int kDecKeys = 4 * W;            // keys per online-softmax step
@@ -239,4 +239,4 @@ inline void attend_few(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
   for (int64_t rr = 0; rr < nr; ++rr) finish_row(P, b, g, r0, rr, m[rr], S::hsum(S::load(f.l + rr * W)), f.o + rr * dp, partial);
 }
 
-}  // namespace attnbench::cpu::attn::ATTN_NS
+}  // namespace attnbench::cpu::attn::ATTNBENCH_ISA

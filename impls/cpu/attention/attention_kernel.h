@@ -8,14 +8,15 @@
 //   online softmax         m ← max(m, rowmax S), P = exp(S − m), l ← l·e^(m_old−m) + ΣP
 //   O ← O·e^(m_old−m) + P·V register-blocked micro-kernel
 // all in fp32 whatever the storage dtype. The kernel body is written once (attention_kernel.inl)
-// and compiled for AVX2 and AVX-512; attention_cpu.cpp dispatches at run time.
+// and compiled for AVX2 and AVX-512 (runtime/isa.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "reference/attention/attention_common.h"
+#include "../runtime/isa.h"
 #include "attnbench/dtype.h"
+#include "reference/attention/attention_common.h"
 
 namespace attnbench::cpu::attn {
 
@@ -57,7 +58,8 @@ struct KernelTable {
                  float* scratch, const PartialOut* partial);
 };
 
-const KernelTable& kernels_avx2();
-const KernelTable& kernels_avx512();
-
 }  // namespace attnbench::cpu::attn
+
+namespace attnbench::cpu {
+ATTNBENCH_CPU_KERNEL_TABLE(attn::KernelTable);
+}

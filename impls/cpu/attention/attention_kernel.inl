@@ -1,11 +1,13 @@
-// The CPU attention kernel body, included once per ISA by attention_kernel_<isa>.cpp with
-// ATTN_SIMD (the vector struct) and ATTN_NS (a namespace of its own, so the two copies never
-// meet at link time) defined. See attention_kernel.h for the algorithm.
+// The CPU attention kernel body, compiled once per ISA (runtime/isa.h: ATTNBENCH_SIMD is the
+// vector struct, ATTNBENCH_ISA the namespace of this copy, so the two never meet at link time).
+// See attention_kernel.h for the algorithm.
+
+#include "attention_kernel.h"
 
 #include "attention_rows.inl"
 #include "attention_decode.inl"
 
-namespace attnbench::cpu::attn::ATTN_NS {
+namespace attnbench::cpu::attn::ATTNBENCH_ISA {
 
 constexpr int BC = 4 * W;  // keys per block: the micro-kernel's width
 
@@ -188,4 +190,12 @@ void attend(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t r1, int6
   else attend_many(P, b, g, r0, r1 - r0, j0, j1, scratch, partial);
 }
 
-}  // namespace attnbench::cpu::attn::ATTN_NS
+}  // namespace attnbench::cpu::attn::ATTNBENCH_ISA
+
+namespace attnbench::cpu {
+template <>
+const attn::KernelTable& isa_kernels<attn::KernelTable, Isa::ATTNBENCH_ISA>() {
+  static const attn::KernelTable table{attn::ATTNBENCH_ISA::W, &attn::ATTNBENCH_ISA::attend};
+  return table;
+}
+}  // namespace attnbench::cpu

@@ -10,9 +10,9 @@
 #include "../runtime/simd_rows.h"
 #include "attention_reduce.h"
 
-namespace attnbench::cpu::attn::ATTN_NS {
+namespace attnbench::cpu::attn::ATTNBENCH_ISA {
 
-using S = ATTN_SIMD;
+using S = ATTNBENCH_SIMD;
 using V = S::V;
 constexpr int W = S::W;
 
@@ -91,4 +91,4 @@ inline void finish_row(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
   from_f32(o, d, P.dtype, static_cast<char*>(P.o) + row * d * static_cast<int64_t>(dtype_size(P.dtype)));
 }
 
-}  // namespace attnbench::cpu::attn::ATTN_NS
+}  // namespace attnbench::cpu::attn::ATTNBENCH_ISA

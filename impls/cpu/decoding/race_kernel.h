@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../runtime/isa.h"
+
 namespace attnbench::cpu::spec {
 
 struct RaceBest {
@@ -31,7 +33,8 @@ struct RaceKernels {
                    uint32_t* scratch);
 };
 
-const RaceKernels& race_kernels_avx2();
-const RaceKernels& race_kernels_avx512();
-
 }  // namespace attnbench::cpu::spec
+
+namespace attnbench::cpu {
+ATTNBENCH_CPU_KERNEL_TABLE(spec::RaceKernels);
+}

@@ -1,14 +1,16 @@
-// The race kernel body, included once per ISA by race_kernel_<isa>.cpp with RACE_SIMD (the float
-// vector struct), RACE_MATH (log and Philox) and RACE_NS (a namespace of its own) defined.
+// The race kernel body, compiled once per ISA (runtime/isa.h: ATTNBENCH_SIMD the float vector
+// struct, ATTNBENCH_SIMD_MATH its log and Philox, ATTNBENCH_ISA this copy's namespace).
+
+#include "race_kernel.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-namespace attnbench::cpu::spec::RACE_NS {
+namespace attnbench::cpu::spec::ATTNBENCH_ISA {
 
-using S = RACE_SIMD;
-using M = RACE_MATH;
+using S = ATTNBENCH_SIMD;
+using M = ATTNBENCH_SIMD_MATH;
 using V = S::V;
 constexpr int W = S::W;
 
@@ -71,4 +73,12 @@ RaceBest race(const float* p, const float* q, int64_t x0, int64_t x1, const Phil
   return r;
 }
 
-}  // namespace attnbench::cpu::spec::RACE_NS
+}  // namespace attnbench::cpu::spec::ATTNBENCH_ISA
+
+namespace attnbench::cpu {
+template <>
+const spec::RaceKernels& isa_kernels<spec::RaceKernels, Isa::ATTNBENCH_ISA>() {
+  static const spec::RaceKernels table{spec::ATTNBENCH_ISA::W, &spec::ATTNBENCH_ISA::race};
+  return table;
+}
+}  // namespace attnbench::cpu

@@ -34,7 +34,7 @@ class CpuSpeculativeSampling final : public Impl {
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     CpuBackend& cpu = as_cpu(backend);
     pool_ = &cpu.pool();
-    kernels_ = cpu.isa() == Isa::avx512 ? &spec::race_kernels_avx512() : &spec::race_kernels_avx2();
+    kernels_ = &cpu.kernels<spec::RaceKernels>();
     s_ = decoding::spec_shape(c);
     seed_ = c.seed;
     target_ = io["target_probs"].ptr<float>();

@@ -1,21 +1,22 @@
-// The SnapKV kernel body, included once per ISA by snapkv_kernel_<isa>.cpp with SNAP_SIMD (the
-// vector struct) and SNAP_NS (a namespace of its own) defined. See snapkv_kernel.h.
+// SnapKV's window scores, compiled once per ISA (runtime/isa.h). See snapkv_kernel.h.
+
+#include "snapkv_kernel.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace attnbench::cpu::snapkv::SNAP_NS {
+namespace attnbench::cpu::snapkv::ATTNBENCH_ISA {
 
-using S = SNAP_SIMD;
+using S = ATTNBENCH_SIMD;
 using V = S::V;
 constexpr int W = S::W;
 constexpr int BK = 2 * W;  // keys per block: two vectors
 constexpr int RB = 4;      // window queries per register block
 
 void window_scores(const Problem& pb, int64_t b, int64_t h, float* scratch) {
-  const kvcomp::SnapkvShape& s = pb.s;
-  const int64_t d = s.head_dim, dp = pb.dp, w = s.obs_window, T = s.kv_len, P = s.prefix();
-  const int64_t g = h / s.group();
+  const kvcomp::SelectionParams& s = pb.s;
+  const int64_t d = s.head_dim, dp = pb.dp, w = pb.m.obs_window, T = s.kv_len, P = s.candidates;
+  const int64_t g = h / s.group;
   const int64_t padded = (T + BK - 1) / BK * BK;
   const size_t es = dtype_size(pb.dtype);
   float* qs = scratch;                // [w][dp]   s·q in fp32
@@ -24,7 +25,7 @@ void window_scores(const Problem& pb, int64_t b, int64_t h, float* scratch) {
   float* logits = kt + dp * BK;       // [w][padded]
   const auto* q = static_cast<const char*>(pb.q) + ((b * s.q_heads + h) * w) * d * es;
   const auto* k = static_cast<const char*>(pb.k) + ((b * s.kv_heads + g) * T) * d * es;
-  const V scale = S::set1(pb.scale);
+  const V scale = S::set1(pb.m.scale);
   for (int64_t i = 0; i < w; ++i) {
     row_to_f32<S>(q + i * d * es, pb.dtype, d, dp, qs + i * dp);
     for (int64_t x = 0; x < dp; x += W) S::store(qs + i * dp + x, S::mul(S::load(qs + i * dp + x), scale));
@@ -62,7 +63,7 @@ void window_scores(const Problem& pb, int64_t b, int64_t h, float* scratch) {
   std::fill(a, a + P, 0.0f);
   for (int64_t i = 0; i < w; ++i) {
     float* row = logits + i * padded;
-    const int64_t end = s.visible_end(i);
+    const int64_t end = kvcomp::snapkv_visible_end(s, pb.m, i);
     const int64_t end_v = (end + W - 1) / W * W;
     std::fill(row + end, row + end_v, -INFINITY);  // masked keys: exp gives 0
     V m = S::set1(-INFINITY);
@@ -86,39 +87,12 @@ void window_scores(const Problem& pb, int64_t b, int64_t h, float* scratch) {
   for (; j < P; ++j) a[j] *= 1.0f / static_cast<float>(w);
 }
 
-void pool_group(const Problem& pb, int64_t b, int64_t g, float* scratch, float* score) {
-  const kvcomp::SnapkvShape& s = pb.s;
-  const int64_t P = s.prefix(), G = s.group(), r = (s.pool_kernel - 1) / 2;
-  const bool is_max = s.pool == kvcomp::Pool::max;
-  // Padded copy of a head's scores: out-of-range elements are −inf (max) or 0 (avg), so shifted
-  // vector loads cover every window; avg divides by the in-range count.
-  float* padded = scratch;  // [r + P + r + W]
-  float* count = padded + (P + 2 * r + W);
-  const float pad = is_max ? -INFINITY : 0.0f;
-  for (int64_t j = 0; j < P; ++j)
-    count[j] = static_cast<float>(std::min(P - 1, j + r) - std::max<int64_t>(0, j - r) + 1);
-  std::fill(score, score + P, 0.0f);
-  std::fill(padded, padded + r, pad);
-  std::fill(padded + r + P, padded + P + 2 * r + W, pad);
-  for (int64_t hh = 0; hh < G; ++hh) {
-    const float* a = pb.a + (b * s.q_heads + g * G + hh) * P;
-    std::copy_n(a, P, padded + r);
-    int64_t j = 0;
-    for (; j + W <= P; j += W) {
-      V acc = S::load(padded + j);
-      for (int64_t o = 1; o <= 2 * r; ++o) acc = is_max ? S::max(acc, S::load(padded + j + o)) : S::add(acc, S::load(padded + j + o));
-      if (!is_max) acc = S::div(acc, S::load(count + j));
-      S::store(score + j, S::add(S::load(score + j), acc));
-    }
-    for (; j < P; ++j) {
-      float acc = padded[j];
-      for (int64_t o = 1; o <= 2 * r; ++o) acc = is_max ? std::max(acc, padded[j + o]) : acc + padded[j + o];
-      if (!is_max) acc /= count[j];
-      score[j] += acc;
-    }
-  }
-  const float inv_g = 1.0f / static_cast<float>(G);
-  for (int64_t j = 0; j < P; ++j) score[j] *= inv_g;
-}
+}  // namespace attnbench::cpu::snapkv::ATTNBENCH_ISA
 
-}  // namespace attnbench::cpu::snapkv::SNAP_NS
+namespace attnbench::cpu {
+template <>
+const snapkv::Kernels& isa_kernels<snapkv::Kernels, Isa::ATTNBENCH_ISA>() {
+  static const snapkv::Kernels table{snapkv::ATTNBENCH_ISA::W, &snapkv::ATTNBENCH_ISA::window_scores};
+  return table;
+}
+}  // namespace attnbench::cpu

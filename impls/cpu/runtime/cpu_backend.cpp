@@ -15,13 +15,11 @@
 
 namespace attnbench::cpu {
 
-Isa best_isa() {
+Isa widest_isa() {
   static const Isa isa = [] {
     __builtin_cpu_init();
     const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    const char* force = std::getenv("ATTNBENCH_CPU_ISA");  // "avx2" pins the baseline path (tests)
-    if (force && std::string_view(force) == "avx2") return Isa::avx2;
     return avx512 ? Isa::avx512 : Isa::avx2;
   }();
   return isa;
@@ -71,12 +69,12 @@ class CpuBackend::SteadyTimer final : public DeviceTimer {
 };
 
 CpuBackend::CpuBackend()
-    : allocator_(std::make_unique<HostAllocator>()), timer_(std::make_unique<SteadyTimer>()), isa_(best_isa()) {}
+    : allocator_(std::make_unique<HostAllocator>()), timer_(std::make_unique<SteadyTimer>()) {}
 CpuBackend::~CpuBackend() = default;
 
 std::vector<BackendOption> CpuBackend::options() const {
   return {{"threads", "", "worker threads of the CPU backend (default: every hardware thread)"},
-          {"isa", "", "avx2 forces the x86-64-v3 baseline kernels (default: the best the CPU has)"}};
+          {"isa", "", "avx2 or avx512: the kernels' instruction set (default: the widest the CPU has)"}};
 }
 
 ThreadPool& CpuBackend::pool() {
@@ -106,21 +104,30 @@ std::string cpu_model() {
 }
 }  // namespace
 
+Isa CpuBackend::isa() {
+  if (!isa_) {
+    isa_ = widest_isa();
+    if (const std::string isa = option("isa"); !isa.empty()) {
+      if (isa != "avx2" && isa != "avx512") throw InputError(cat("cpu: isa=", isa, " is not one of avx2, avx512"));
+      if (isa == "avx512" && widest_isa() != Isa::avx512)
+        throw InputError("cpu: isa=avx512, but this CPU lacks AVX-512 F/BW/VL/DQ");
+      isa_ = isa == "avx2" ? Isa::avx2 : Isa::avx512;
+    }
+  }
+  return *isa_;
+}
+
 Probe CpuBackend::probe() {
   if (probe_) return *probe_;
   Probe p;
   p.available = true;
-  if (const std::string isa = option("isa"); !isa.empty()) {
-    if (isa != "avx2" && isa != "avx512") throw InputError(cat("cpu: isa=", isa, " is not one of avx2, avx512"));
-    if (isa == "avx512" && best_isa() != Isa::avx512) throw InputError("cpu: isa=avx512, but this CPU lacks AVX-512 F/BW/VL/DQ");
-    isa_ = isa == "avx2" ? Isa::avx2 : Isa::avx512;
-  }
+  const Isa chosen = isa();
   const unsigned threads = pool().size();
   p.device.name = cat(cpu_model(), " (", threads, " threads)");
   p.device.details["model"] = cpu_model();
   p.device.details["threads"] = threads;
   p.device.details["hardware_threads"] = std::thread::hardware_concurrency();
-  p.device.details["isa"] = std::string(isa_name(isa_));
+  p.device.details["isa"] = std::string(isa_name(chosen));
   p.limits.max_buffer_bytes = allocator_->max_allocation();
   p.limits.memory_bytes = allocator_->max_allocation();
   p.limits.compute_units = threads;
@@ -132,7 +139,7 @@ Probe CpuBackend::probe() {
   };
   for (auto [name, has] : features)
     if (has) p.limits.features[name] = "yes";
-  p.limits.features["isa"] = std::string(isa_name(isa_));
+  p.limits.features["isa"] = std::string(isa_name(chosen));
   probe_ = p;
   return p;
 }
@@ -150,7 +157,7 @@ void CpuBackend::download(const Buffer& src, HostTensor& dst) {
   if (dst.bytes()) std::memcpy(dst.raw(), src.ptr(), dst.bytes());
 }
 
-Peaks CpuBackend::measure_peaks() { return measure_cpu_peaks(pool(), isa_); }
+Peaks CpuBackend::measure_peaks() { return measure_cpu_peaks(pool(), isa()); }
 
 size_t CpuBackend::cache_bytes() const {
   // The last-level cache, plus every core's private L2 (on server parts they are not inclusive).

@@ -1,6 +1,7 @@
 // The CPU backend: host memory, a steady_clock timer, the project's thread pool, and runtime
-// ISA detection so kernels built for the x86-64-v3 baseline can dispatch to AVX-512.
-// Options: cpu.threads (ATTNBENCH_CPU_THREADS), default every hardware thread.
+// ISA detection so kernels built for the x86-64-v3 baseline can dispatch to AVX-512 (isa.h).
+// Options: cpu.threads (ATTNBENCH_CPU_THREADS), default every hardware thread; cpu.isa
+// (ATTNBENCH_CPU_ISA), default the widest the CPU has.
 #pragma once
 
 #include <memory>
@@ -9,12 +10,9 @@
 
 #include "attnbench/backend.h"
 #include "attnbench/thread_pool.h"
+#include "isa.h"
 
 namespace attnbench::cpu {
-
-enum class Isa { avx2, avx512 };
-Isa best_isa();              // AVX-512 (F, BW, VL, DQ) when the CPU has it, else the AVX2 baseline
-std::string_view isa_name(Isa isa);
 
 class CpuBackend final : public Backend {
  public:
@@ -34,7 +32,12 @@ class CpuBackend final : public Backend {
   bool flush_cache() override;
 
   ThreadPool& pool();   // created on first use with cpu.threads threads
-  Isa isa() const { return isa_; }
+  Isa isa();            // cpu.isa, else the widest the CPU has; InputError for one it lacks
+  // The kernels of `Table` for this backend's ISA (isa.h).
+  template <typename Table>
+  const Table& kernels() {
+    return kernels_for<Table>(isa());
+  }
 
  private:
   class HostAllocator;
@@ -42,7 +45,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<HostAllocator> allocator_;
   std::unique_ptr<SteadyTimer> timer_;
   std::unique_ptr<ThreadPool> pool_;
-  Isa isa_;
+  std::optional<Isa> isa_;
   std::optional<Probe> probe_;
   std::vector<char> flush_buffer_;  // read across all threads to evict the caches
   uint64_t flush_sink_ = 0;         // what the reads summed to (so they happen)

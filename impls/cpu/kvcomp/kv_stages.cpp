@@ -1,0 +1,40 @@
+#include "kv_stages.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace attnbench::cpu::kv {
+
+void select_row(const kvcomp::SelectionParams& s, const float* scores, const int32_t* row_budget, int64_t row,
+                int32_t* order, int32_t* kept_idx, int32_t* kept_len) {
+  const int32_t kept = s.row_budgets ? std::min(row_budget[row], s.kv_len) : s.kept;
+  const int32_t k = kvcomp::top_k_of(s, kept);
+  int32_t* idx = kept_idx + row * s.capacity;
+  for (int32_t r = 0; r < s.sinks; ++r) idx[r] = r;
+  if (k > 0) {
+    int32_t* top = order + s.candidates;
+    kvcomp::select_top_k(scores + kvcomp::score_row_of(s, row) * s.candidates, s.candidates, k, order, top);
+    for (int32_t i = 0; i < k; ++i) idx[s.sinks + i] = s.sinks + top[i];
+  }
+  for (int32_t r = s.sinks + k; r < kept; ++r) idx[r] = kvcomp::forced_token(s, kept, r);
+  std::fill(idx + kept, idx + s.capacity, -1);
+  kept_len[row] = kept;
+}
+
+void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const int32_t* kept_len, const void* src,
+                void* dst, int64_t row) {
+  const size_t bytes = static_cast<size_t>(s.head_dim) * s.elem_bytes;
+  const int32_t* idx = kept_idx + row * s.capacity;
+  const int32_t n = kept_len[row];
+  const char* from = static_cast<const char*>(src) + row * s.kv_len * bytes;
+  char* to = static_cast<char*>(dst) + row * s.capacity * bytes;
+  for (int32_t r = 0; r < n;) {
+    int32_t run = 1;  // consecutive kept tokens (sinks, windows) go in one copy
+    while (r + run < n && idx[r + run] == idx[r] + run) ++run;
+    std::memcpy(to + r * bytes, from + idx[r] * bytes, run * bytes);
+    r += run;
+  }
+  std::memset(to + n * bytes, 0, (s.capacity - n) * bytes);
+}
+
+}  // namespace attnbench::cpu::kv

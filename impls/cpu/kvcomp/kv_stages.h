@@ -1,0 +1,44 @@
+// The KV-selection family's shared stages on the CPU (the contract: reference/kvcomp/
+// scored_selection.h). A method's impl computes scores; these select, gather and pool for every
+// method alike:
+//   pool    raw scores per query head [batch·q_heads, candidates] → [batch·kv_heads, candidates]:
+//           max or mean (in-range keys only) over the keys within `radius`, then the mean over
+//           the group's query heads, heads in order (kv_pool_kernel.inl, vectorised per ISA)
+//   select  one row: the forced tokens, the best top_k candidates by the tie rule, −1 beyond the
+//           row's length, and the length
+//   gather  one row of K or V: the kept rows copied (consecutive indices as one copy), zeros
+//           beyond the length
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../runtime/isa.h"
+#include "reference/kvcomp/scored_selection_common.h"
+
+namespace attnbench::cpu::kv {
+
+struct PoolKernels {
+  int vector_width;
+  // scores[0, C) of cache row `row` from raw rows row·G .. row·G + G − 1.
+  void (*pool_group)(const float* raw, int64_t C, int64_t G, int64_t radius, bool is_max, int64_t row, float* scratch,
+                     float* scores);
+};
+
+// Floats of scratch pool_group needs.
+inline size_t pool_scratch_floats(int64_t C, int64_t radius) { return static_cast<size_t>(2 * (C + 2 * radius + 32) + C); }
+
+// Row `row`: kept_idx[row·capacity ..] and kept_len[row]; `order` is scratch of 2·candidates ints.
+// `scores` is the score buffer [score rows, candidates]; row_budget is read when s.row_budgets.
+void select_row(const kvcomp::SelectionParams& s, const float* scores, const int32_t* row_budget, int64_t row,
+                int32_t* order, int32_t* kept_idx, int32_t* kept_len);
+
+// Rows of one tensor ([rows, kv_len, head_dim] → [rows, capacity, head_dim]) at the kept indices.
+void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const int32_t* kept_len, const void* src,
+                void* dst, int64_t row);
+
+}  // namespace attnbench::cpu::kv
+
+namespace attnbench::cpu {
+ATTNBENCH_CPU_KERNEL_TABLE(kv::PoolKernels);
+}

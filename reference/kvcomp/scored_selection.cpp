@@ -1,0 +1,354 @@
+#include "scored_selection.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnbench/check.h"
+#include "attnbench/check_set.h"
+#include "attnbench/error.h"
+#include "attnbench/thread_pool.h"
+#include "compacted_cache.h"
+
+namespace attnbench::kvcomp {
+
+SelectionParams selection_params(const Case& c) {
+  const auto* m = dynamic_cast<const ScoredSelection*>(c.method);
+  ATTNBENCH_ASSERT(m, c.method_name(), " is not a scored-selection method");
+  return m->selection(c);
+}
+
+ScoredSelection::ScoredSelection(MethodInfo info, ScoreScope scope, BudgetPolicy policy)
+    : info_(std::move(info)), scope_(scope), policy_(policy) {
+  info_.family = "kvcomp";
+  if (info_.dtypes.empty()) info_.dtypes = {DType::f32, DType::f16, DType::bf16};
+  add_cache_params(schema_);
+}
+
+void ScoredSelection::add_n_future() {
+  schema_.add({"n_future", ParamType::Int, Value(int64_t{16}), {}, 0.0, 4096.0, {},
+               "held-out later queries for quality (not the window that chose the keys)"});
+}
+
+int64_t ScoredSelection::capacity(const Case& c) const {
+  return policy_ == BudgetPolicy::head_floor ? c.i64("kv_len") : budget(c);
+}
+
+SelectionParams ScoredSelection::selection(const Case& c) const {
+  const Keep k = keep(c);
+  SelectionParams s{};
+  s.batch = static_cast<int32_t>(c.i64("batch"));
+  s.q_heads = static_cast<int32_t>(c.i64("q_heads"));
+  s.kv_heads = static_cast<int32_t>(c.i64("kv_heads"));
+  s.group = s.q_heads / s.kv_heads;
+  s.head_dim = static_cast<int32_t>(c.i64("head_dim"));
+  s.kv_len = static_cast<int32_t>(c.i64("kv_len"));
+  s.capacity = static_cast<int32_t>(capacity(c));
+  s.shared_scores = scope_ == ScoreScope::per_sequence;
+  s.row_budgets = policy_ != BudgetPolicy::uniform;
+  s.elem_bytes = static_cast<int32_t>(dtype_size(c.dtype));
+  const int64_t T = s.kv_len, recent = k.recent + (k.last_token ? 1 : 0), forced = k.sinks + recent;
+  const bool keep_all = forced >= T || (policy_ == BudgetPolicy::uniform && budget(c) >= T);
+  if (keep_all) {
+    s.sinks = s.kept = s.kv_len;  // every token is forced: nothing to score
+    return s;
+  }
+  s.sinks = static_cast<int32_t>(k.sinks);
+  s.recent = static_cast<int32_t>(recent);
+  s.candidates = static_cast<int32_t>(T - forced);
+  if (policy_ == BudgetPolicy::uniform) {
+    s.kept = static_cast<int32_t>(budget(c));
+    s.top_k = static_cast<int32_t>(budget(c) - forced);
+    ATTNBENCH_ASSERT(s.top_k >= 0, c.id(), ": the budget is smaller than the forced tokens (a schema rule must refuse it)");
+  }
+  return s;
+}
+
+TensorMap ScoredSelection::inputs(const Case& c) const {
+  TensorMap in = generate_gkv(gkv(c), c.dtype, c.seed);
+  if (!reads_window_queries()) in.erase("q_obs");
+  return in;
+}
+
+GkvConfig ScoredSelection::gkv(const Case& c) const {
+  GkvConfig cfg;
+  cfg.batch = c.i64("batch");
+  cfg.q_heads = c.i64("q_heads");
+  cfg.kv_heads = c.i64("kv_heads");
+  cfg.head_dim = c.i64("head_dim");
+  cfg.kv_len = c.i64("kv_len");
+  cfg.n_obs = 32;
+  cfg.n_future = c.i64("n_future");
+  return cfg;
+}
+
+void ScoredSelection::score(const Case& c, const TensorMap&, int64_t, double*) const {
+  ATTNBENCH_ASSERT(false, c.method_name(), " has candidates to rank but no score function");
+}
+
+double ScoredSelection::tie_c(const Case& c, const TensorMap&, int64_t) const {
+  ATTNBENCH_ASSERT(false, c.method_name(), " ranks candidates but declares no SET tie band");
+  return 0;
+}
+
+std::vector<int64_t> ScoredSelection::row_budgets(const Case& c, const TensorMap&) const {
+  ATTNBENCH_ASSERT(false, c.method_name(), " has per-row budgets but no row_budgets()");
+  return {};
+}
+
+namespace {
+
+CompactedCache compacted(const ScoredSelection& m, const Case& c) {
+  const SelectionParams s = m.selection(c);
+  const int64_t kept = m.policy() == BudgetPolicy::uniform ? s.kept : std::min<int64_t>(c.i64("budget"), s.kv_len);
+  return {s.batch, s.q_heads, s.kv_heads, s.head_dim, s.kv_len, s.capacity, kept, c.i64("n_future"),
+          m.policy() != BudgetPolicy::uniform};
+}
+
+// The chosen candidates (0-based within the candidates) of every row, ascending.
+using Chosen = std::vector<std::vector<int32_t>>;
+
+// head_floor: per sequence, each row's best `floor` candidates, then the best of the rest across
+// the sequence's rows until kv_heads·k are chosen (larger score, then smaller g·C + j).
+void choose_across_heads(const SelectionParams& s, const std::vector<double>& scores, int64_t k, int64_t floor,
+                         Chosen& chosen) {
+  const int64_t H = s.kv_heads, C = s.candidates;
+  harness_pool().parallel_for(s.batch, [&](int64_t begin, int64_t end) {
+    std::vector<int32_t> order(H * C), top(H * C);
+    std::vector<char> taken(H * C);
+    std::vector<double> rest(H * C);
+    for (int64_t b = begin; b < end; ++b) {
+      std::fill(taken.begin(), taken.end(), 0);
+      for (int64_t g = 0; g < H; ++g) {
+        const double* row = scores.data() + (b * H + g) * C;
+        select_top_k(row, C, floor, order.data(), top.data());
+        for (int64_t i = 0; i < floor; ++i) taken[g * C + top[i]] = 1;
+      }
+      for (int64_t f = 0; f < H * C; ++f) rest[f] = taken[f] ? -INFINITY : scores[b * H * C + f];
+      // The floors are out of the running (−inf); the next best H·(k − floor) join them.
+      const int64_t extra = H * (k - floor);
+      select_top_k(rest.data(), H * C, extra, order.data(), top.data());
+      for (int64_t i = 0; i < extra; ++i) taken[top[i]] = 1;
+      for (int64_t g = 0; g < H; ++g) {
+        std::vector<int32_t>& mine = chosen[b * H + g];
+        mine.clear();
+        for (int64_t j = 0; j < C; ++j)
+          if (taken[g * C + j]) mine.push_back(static_cast<int32_t>(j));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+std::vector<int64_t> ScoredSelection::kept_counts(const Case& c, const TensorMap& in) const {
+  const SelectionParams s = selection(c);
+  const int64_t rows = cache_rows(s);
+  if (policy_ == BudgetPolicy::uniform || s.candidates == 0) return std::vector<int64_t>(rows, s.kept);
+  if (policy_ == BudgetPolicy::per_row) {
+    std::vector<int64_t> kept = row_budgets(c, in);
+    ATTNBENCH_ASSERT(static_cast<int64_t>(kept.size()) == rows, c.method_name(), ": row_budgets() gives ", kept.size(),
+                     " counts for ", rows, " rows");
+    for (int64_t& k : kept) k = std::clamp<int64_t>(k, s.sinks + s.recent, std::min<int64_t>(s.kv_len, s.capacity));
+    return kept;
+  }
+  ATTNBENCH_ASSERT(false, "kept_counts: head_floor's counts follow from its choice across heads");
+  return {};
+}
+
+Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
+  const SelectionParams s = selection(c);
+  const int64_t rows = cache_rows(s), C = s.candidates, T = s.kv_len, cap = s.capacity, d = s.head_dim;
+  // Every score row's candidates in fp64, each row sequential.
+  // (A positional method has candidates but never ranks them: all are evicted.)
+  std::vector<double> scores(score_rows(s) * C, 0.0);
+  if (C > 0 && scored())
+    harness_pool().parallel_for(score_rows(s), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) score(c, in, r, scores.data() + r * C);
+    });
+  // The same scores seen from each cache row (a shared ranking repeated per KV head).
+  std::vector<double> row_scores(rows * C);
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy_n(scores.data() + score_row_of(s, r) * C, C, row_scores.data() + r * C);
+
+  Chosen chosen(rows);
+  if (policy_ == BudgetPolicy::head_floor && C > 0) {
+    const int64_t k = std::min<int64_t>(budget(c) - s.sinks - s.recent, C);
+    choose_across_heads(s, row_scores, k, static_cast<int64_t>(std::floor(floor_fraction(c) * static_cast<double>(k))),
+                        chosen);
+  } else {
+    const std::vector<int64_t> kept = kept_counts(c, in);
+    harness_pool().parallel_for(rows, [&](int64_t begin, int64_t end) {
+      std::vector<int32_t> order(C);
+      for (int64_t r = begin; r < end; ++r) {
+        chosen[r].resize(kept[r] - s.sinks - s.recent);
+        select_top_k(row_scores.data() + r * C, C, static_cast<int64_t>(chosen[r].size()), order.data(), chosen[r].data());
+      }
+    });
+  }
+
+  HostTensor idx("kept_idx", DType::i32, {s.batch, s.kv_heads, cap});
+  HostTensor len("kept_len", DType::i32, {s.batch, s.kv_heads});
+  HostTensor k_kept("k_kept", DType::f64, {s.batch, s.kv_heads, cap, d});
+  HostTensor v_kept("v_kept", DType::f64, {s.batch, s.kv_heads, cap, d});
+  HostTensor all_scores("scores", DType::f64, {s.batch, s.kv_heads, T});
+  HostTensor tie("tie_c", DType::f64, {s.batch, s.kv_heads});
+  idx.fill(-1);
+  all_scores.fill(INFINITY);
+  harness_pool().parallel_for(rows, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> kept;
+    for (int64_t r = begin; r < end; ++r) {
+      kept.clear();
+      for (int64_t j = 0; j < s.sinks; ++j) kept.push_back(j);
+      for (int32_t j : chosen[r]) kept.push_back(s.sinks + j);
+      for (int64_t j = T - s.recent; j < T; ++j) kept.push_back(j);
+      len.set(r, static_cast<double>(kept.size()));
+      for (size_t i = 0; i < kept.size(); ++i) {
+        idx.set(r * cap + static_cast<int64_t>(i), static_cast<double>(kept[i]));
+        const int64_t src = (r * T + kept[i]) * d, dst = (r * cap + static_cast<int64_t>(i)) * d;
+        in.at("k").get_row(src, d, k_kept.data<double>() + dst);
+        in.at("v").get_row(src, d, v_kept.data<double>() + dst);
+      }
+      if (C > 0 && scored()) {
+        std::copy_n(row_scores.data() + r * C, C, all_scores.data<double>() + r * T + s.sinks);
+        tie.set(r, tie_c(c, in, score_row_of(s, r)));
+      }
+    }
+  });
+  Reference ref;
+  ref.tensors.emplace("kept_idx", std::move(idx));
+  ref.tensors.emplace("kept_len", std::move(len));
+  ref.tensors.emplace("k_kept", std::move(k_kept));
+  ref.tensors.emplace("v_kept", std::move(v_kept));
+  if (scored()) {
+    ref.tensors.emplace("scores", std::move(all_scores));
+    ref.tensors.emplace("tie_c", std::move(tie));
+  }
+  return ref;
+}
+
+std::vector<OutputDecl> ScoredSelection::outputs(const Case& c) const {
+  const CompactedCache cc = compacted(*this, c);
+  std::vector<OutputDecl> decls = compacted_cache_outputs(cc, c.dtype, scored() ? CheckClass::SET : CheckClass::EXACT);
+  if (!scored()) return decls;
+  OutputDecl scores{"scores", DType::f64, {cc.batch, cc.kv_heads, cc.kv_len}, CheckClass::SET};
+  scores.check_only = true;
+  scores.doc = "scores [batch, kv_heads, kv_len]: fp64 score of each candidate; +inf for forced tokens";
+  OutputDecl tie_c{"tie_c", DType::f64, {cc.batch, cc.kv_heads}, CheckClass::SET};
+  tie_c.check_only = true;
+  tie_c.doc = "tie_c [batch, kv_heads]: c_rel of the SET tie band (methodology.md)";
+  decls.push_back(scores);
+  decls.push_back(tie_c);
+  return decls;
+}
+
+namespace {
+
+// head_floor's selection is one set per sequence over (g, j): the kept index g·kv_len + j of each
+// of its rows, flattened into [batch, 1, kv_heads·capacity] with lengths Σ_g kept_len, and the
+// scores to match, so the SET check compares what the policy chose.
+struct Flat {
+  HostTensor idx, len;
+};
+Flat flatten(const HostTensor& idx, const HostTensor& len, int64_t B, int64_t H, int64_t cap, int64_t T) {
+  Flat f{HostTensor("kept_idx", DType::i32, {B, 1, H * cap}), HostTensor("kept_len", DType::i32, {B, 1})};
+  f.idx.fill(-1);
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t n = 0;
+    for (int64_t g = 0; g < H; ++g)
+      for (int64_t i = 0; i < static_cast<int64_t>(len.get(b * H + g)); ++i)
+        f.idx.set(b * H * cap + n++, static_cast<double>(g * T) + idx.get((b * H + g) * cap + i));
+    f.len.set(b, static_cast<double>(n));
+  }
+  return f;
+}
+
+}  // namespace
+
+CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const {
+  const auto decls = outputs(c);
+  const OutputDecl &idx_decl = decls[0], &len_decl = decls[1];
+  if (!scored()) {
+    OutputCheck idx = check_exact(idx_decl, ref.tensors.at("kept_idx"), got.at("kept_idx"), &got.at("kept_len"));
+    return check_compacted_cache(decls, in, ref, got, check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr),
+                                 std::move(idx));
+  }
+  const HostTensor& tie_c = ref.tensors.at("tie_c");
+  TieBand band;
+  if (policy_ != BudgetPolicy::head_floor) {
+    for (int64_t r = 0; r < tie_c.numel(); ++r) band.c_rel.push_back(tie_c.get(r));
+    OutputCheck idx = check_set(idx_decl, ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"), got.at("kept_idx"),
+                                got.at("kept_len"), ref.tensors.at("scores"), band);
+    return check_compacted_cache(decls, in, ref, got, check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr),
+                                 std::move(idx));
+  }
+  // head_floor: per-row lengths follow from the sequence's set, so the set is checked flattened
+  // and the lengths only for their sum per sequence.
+  const SelectionParams s = selection(c);
+  const int64_t B = s.batch, H = s.kv_heads, cap = s.capacity, T = s.kv_len;
+  const Flat want = flatten(ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"), B, H, cap, T);
+  const Flat have = flatten(got.at("kept_idx"), got.at("kept_len"), B, H, cap, T);
+  HostTensor scores("scores", DType::f64, {B, 1, H * T});
+  for (int64_t i = 0; i < scores.numel(); ++i) scores.set(i, ref.tensors.at("scores").get(i));
+  for (int64_t b = 0; b < B; ++b) {
+    double worst = 0;
+    for (int64_t g = 0; g < H; ++g) worst = std::max(worst, tie_c.get(b * H + g));
+    band.c_rel.push_back(worst);
+  }
+  OutputDecl flat_decl = idx_decl;
+  flat_decl.shape = {B, 1, H * cap};
+  OutputCheck idx = check_set(flat_decl, want.idx, want.len, have.idx, have.len, scores, band);
+  OutputDecl flat_len = len_decl;
+  flat_len.shape = {B, 1};
+  OutputCheck lengths = check_exact(flat_len, want.len, have.len, nullptr);
+  return check_compacted_cache(decls, in, ref, got, std::move(lengths), std::move(idx));
+}
+
+Work ScoredSelection::work(const Case& c) const {
+  const SelectionParams s = selection(c);
+  const CompactedCache cc = compacted(*this, c);
+  const double es = static_cast<double>(dtype_size(c.dtype)), d = static_cast<double>(s.head_dim);
+  const double rows = static_cast<double>(cache_rows(s)), cap = static_cast<double>(s.capacity);
+  Work w = s.candidates > 0 ? score_work(c) : Work{0, 0, Bound::memory};
+  // The compaction: the kept K and V rows read; indices, lengths and the compacted K/V written
+  // at full capacity.
+  w.bytes += rows * (2 * static_cast<double>(cc.kept) * d * es + cap * 4 + 4 + 2 * cap * d * es);
+  return w;
+}
+
+Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
+  return compacted_cache_quality(compacted(*this, c), c.dtype, in, out);
+}
+
+std::vector<RelatedCase> ScoredSelection::companions(const Case& c) const {
+  return decode_companions(compacted(*this, c), c.dtype);
+}
+
+void ScoredSelection::pool(const double* in, int64_t n, int64_t kernel, bool max, double* out) {
+  const int64_t r = (kernel - 1) / 2;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t lo = std::max<int64_t>(0, j - r), hi = std::min(n - 1, j + r);
+    double acc = max ? -INFINITY : 0.0;
+    for (int64_t t = lo; t <= hi; ++t) acc = max ? std::max(acc, in[t]) : acc + in[t];
+    out[j] = max ? acc : acc / static_cast<double>(hi - lo + 1);
+  }
+}
+
+std::vector<double> ScoredSelection::rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d) {
+  std::vector<double> out(n * d);
+  t.get_row(first * d, n * d, out.data());
+  return out;
+}
+
+double ScoredSelection::max_row_norm(const HostTensor& t, int64_t first, int64_t count, int64_t d) {
+  std::vector<double> row(d);
+  double best = 0;
+  for (int64_t i = first; i < first + count; ++i) {
+    t.get_row(i * d, d, row.data());
+    double n2 = 0;
+    for (double v : row) n2 += v * v;
+    best = std::max(best, std::sqrt(n2));
+  }
+  return best;
+}
+
+}  // namespace attnbench::kvcomp

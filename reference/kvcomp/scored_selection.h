@@ -1,0 +1,130 @@
+// The KV-compression family's contract: a method that keeps, for every (sequence, KV head), a
+// forced set of tokens plus its best-scored candidates, and returns the compacted cache. A method
+// is its parameters, its forced set and its score function; this base owns the rest, once:
+//
+//   schema        batch, q_heads, kv_heads, head_dim, kv_len (q_heads % kv_heads == 0), then the
+//                 method's own parameters, n_future among them (held-out queries for quality)
+//   inputs        G-KV (gkv.h) from the method's GkvConfig; q_obs dropped when nothing reads it
+//   selection     per row (b, g): forced [0, sinks) and the last `recent` tokens; the candidates
+//                 between them ranked by the method's fp64 scores (per KV head, or one ranking per
+//                 sequence), the best kept by the tie rule (larger score, then smaller index);
+//                 everything kept when the budget covers the sequence
+//   budgets       BudgetPolicy: the same for every row (a fixed or per-layer budget), given per
+//                 row by the method (HeadKV, DuoAttention), or AdaKV's per-row floor with the rest
+//                 chosen across the sequence's KV heads
+//   outputs       kept_idx [batch, kv_heads, capacity] i32 ascending, −1 beyond kept_len;
+//                 kept_len [batch, kv_heads] i32; k_kept, v_kept [batch, kv_heads, capacity,
+//                 head_dim] in the case dtype, zeros beyond kept_len
+//   checks        scored methods: SET on kept_idx with the method's tie band (check-only scores
+//                 [batch, kv_heads, kv_len] f64, +inf on forced tokens, and tie_c [batch, kv_heads]);
+//                 positional ones (no candidates ever): EXACT. kept_len EXACT; k_kept, v_kept
+//                 equal to k, v gathered at the impl's own kept_idx, bit for bit
+//   work          the method's scoring plus the compaction (kept K and V rows read, outputs written)
+//   quality       compression, KV bytes and the fidelity of exact attention over the compacted
+//                 cache for held-out future queries (compacted_cache.h)
+//   companions    gqa decode over the compacted cache and over the full one
+//
+// Every backend has the same split: the method's score kernel fills a [score rows, candidates]
+// f32 buffer (optionally through the shared pooling stage), and the shared stages select and
+// gather (impls/<backend>/kvcomp/). docs/adding-a-method.md walks through a new scorer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "attnbench/method.h"
+#include "gkv.h"
+#include "scored_selection_common.h"
+
+namespace attnbench::kvcomp {
+
+// The forced part of a row's selection.
+struct Keep {
+  int64_t sinks = 0;        // tokens [0, sinks)
+  int64_t recent = 0;       // the last `recent` tokens
+  bool last_token = false;  // the last token too (SageKV keeps a window that ends before it)
+};
+
+enum class ScoreScope {
+  per_kv_head,   // a ranking per (sequence, KV head): score row = b·kv_heads + g
+  per_sequence,  // one ranking per sequence shared by its KV heads (TOVA, LessIsMore): row = b
+};
+
+enum class BudgetPolicy {
+  uniform,     // every row keeps budget(c) tokens (a fixed budget, or a per-layer one: PyramidKV)
+  per_row,     // row r keeps row_budgets(c, inputs)[r] (HeadKV's capacities, DuoAttention's heads)
+  head_floor,  // AdaKV: of k = budget − forced candidates per row on average, each row keeps its
+               // best ⌊α·k⌋ (α = floor_fraction(c)); the sequence's remaining kv_heads·(k − ⌊α·k⌋)
+               // are its best candidates across all its KV heads (ties: smaller g·kv_len + j)
+};
+
+class ScoredSelection : public Method {
+ public:
+  const MethodInfo& info() const final { return info_; }
+  const ParamSchema& schema() const final { return schema_; }
+  std::vector<OutputDecl> outputs(const Case& c) const final;
+  TensorMap inputs(const Case& c) const override;
+  Reference reference(const Case& c, const TensorMap& in) const final;
+  CheckReport check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const final;
+  Work work(const Case& c) const final;
+  Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const final;
+  // No baseline: the compression step has no uncompressed counterpart to be faster than. What a
+  // method buys is the decode over the compacted cache, timed against the full cache.
+  std::vector<RelatedCase> companions(const Case& c) const final;
+
+  // The family's view of a case: shapes and counts, no input values (every backend's plan).
+  SelectionParams selection(const Case& c) const;
+  ScoreScope scope() const { return scope_; }
+  BudgetPolicy policy() const { return policy_; }
+  // Every row's kept count (forced tokens included) under a uniform or per-row budget.
+  std::vector<int64_t> kept_counts(const Case& c, const TensorMap& in) const;
+
+ protected:
+  ScoredSelection(MethodInfo info, ScoreScope scope = ScoreScope::per_kv_head, BudgetPolicy policy = BudgetPolicy::uniform);
+  // The held-out queries of quality(), a parameter of every method (in the method's schema order).
+  void add_n_future();
+
+  // --- what a method provides -------------------------------------------------------------------
+  virtual Keep keep(const Case& c) const = 0;
+  // Kept tokens per row, forced ones included: the uniform budget, or head_floor's average.
+  virtual int64_t budget(const Case& c) const { return c.i64("budget"); }
+  // The fp64 scores of the candidates of score row `row` (tokens sinks .. sinks + n − 1): higher
+  // is kept. Called in parallel over rows; each call sequential. Never called for a method that
+  // has no candidates (scored() false).
+  virtual void score(const Case& c, const TensorMap& in, int64_t row, double* scores) const;
+  // c_rel of the SET tie band of a score row (docs/methodology.md "SET"): a bound on the relative
+  // error of the impls' fp32 scores, times two.
+  virtual double tie_c(const Case& c, const TensorMap& in, int64_t row) const;
+  // Flops and bytes of scoring; the compaction's are added by the family.
+  virtual Work score_work(const Case& /*c*/) const { return {0, 0, Bound::memory}; }
+  // The G-KV cache the method compresses (default: a 32-query window, snapkv's default, so
+  // methods at equal shapes compress the same cache and meet the same future queries).
+  virtual GkvConfig gkv(const Case& c) const;
+  // Whether the score function reads the window's queries q_obs (dropped from the inputs if not).
+  virtual bool reads_window_queries() const { return false; }
+  // Whether the method ranks candidates at all (false: positions only, checked EXACT).
+  virtual bool scored() const { return true; }
+  // BudgetPolicy::per_row: each row's kept count, forced included (at most capacity(c)).
+  virtual std::vector<int64_t> row_budgets(const Case& c, const TensorMap& in) const;
+  // BudgetPolicy::head_floor: α.
+  virtual double floor_fraction(const Case& /*c*/) const { return 0; }
+  // The largest kept count any row may have: kept_idx's last dimension.
+  virtual int64_t capacity(const Case& c) const;
+
+  // Helpers for score functions.
+  // out[j] = max, or mean, of in[j − r .. j + r] ∩ [0, n) (r = (kernel − 1)/2): padding ignored.
+  static void pool(const double* in, int64_t n, int64_t kernel, bool max, double* out);
+  // Rows [first, first + n) of a [.., d] tensor as fp64.
+  static std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d);
+  // Largest Euclidean norm of rows [first, first + count) of a [.., d] tensor.
+  static double max_row_norm(const HostTensor& t, int64_t first, int64_t count, int64_t d);
+
+  ParamSchema schema_;
+
+ private:
+  MethodInfo info_;
+  ScoreScope scope_;
+  BudgetPolicy policy_;
+};
+
+}  // namespace attnbench::kvcomp

@@ -1,0 +1,81 @@
+// What every backend's shared KV-selection stages need to know about a case (the contract:
+// scored_selection.h). Light on purpose: CUDA device code includes it, and so do the Vulkan
+// shaders, which read only the field list below (C++ lives inside __cplusplus).
+//
+// A case is rows = batch·kv_heads caches of kv_len tokens each. Row r = b·kv_heads + g keeps
+//   [0, sinks)                          forced (attention sinks)
+//   top_k of the candidates              by score, the tie rule below
+//   [kv_len − recent, kv_len)            forced (recent window, last token)
+// where the candidates are tokens sinks .. sinks + candidates − 1 and their scores lie in a buffer
+// [score rows, candidates] f32 (score row = r, or b when one ranking serves every KV head). Kept
+// indices are written ascending (sinks < candidates < recent, so the three parts are in order),
+// −1 beyond the row's length up to `capacity`.
+// Everything is kept (sinks = kv_len, candidates = top_k = recent = 0) when the budget covers the
+// sequence. With row_budgets, row r keeps row_budget[r] ≥ sinks + recent tokens (per-head budgets);
+// otherwise every row keeps `kept`.
+#ifndef ATTNBENCH_SCORED_SELECTION_COMMON_H
+#define ATTNBENCH_SCORED_SELECTION_COMMON_H
+
+#define ATTNBENCH_SELECTION_FIELDS(X)                                                           \
+  X(i32, batch)                                                                                 \
+  X(i32, q_heads)                                                                               \
+  X(i32, kv_heads)                                                                              \
+  X(i32, group)         /* q_heads / kv_heads */                                                \
+  X(i32, head_dim)                                                                              \
+  X(i32, kv_len)        /* tokens in the cache of every row */                                  \
+  X(i32, capacity)      /* kept_idx's last dimension: the most any row keeps */                 \
+  X(i32, sinks)         /* forced: tokens [0, sinks) */                                          \
+  X(i32, recent)        /* forced: tokens [kv_len - recent, kv_len) */                          \
+  X(i32, candidates)    /* scored tokens sinks .. sinks + candidates - 1 */                     \
+  X(i32, top_k)         /* candidates kept by score in every row (uniform budgets) */          \
+  X(i32, kept)          /* sinks + top_k + recent: each row's length (uniform budgets) */       \
+  X(i32, shared_scores) /* 1: one score row per sequence, used by all its KV heads */          \
+  X(i32, row_budgets)   /* 1: row r keeps row_budget[r] tokens, forced ones included */        \
+  X(i32, elem_bytes)    /* bytes of one K or V element */
+
+#ifdef __cplusplus
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+
+#include "attnbench/param_struct.h"
+
+namespace attnbench {
+struct Case;
+}
+
+namespace attnbench::kvcomp {
+
+ATTNBENCH_PARAM_STRUCT(SelectionParams, ATTNBENCH_SELECTION_FIELDS);
+
+// The selection of a case of a method built on ScoredSelection (scored_selection.cpp).
+SelectionParams selection_params(const Case& c);
+
+ATTNBENCH_HD inline int64_t cache_rows(const SelectionParams& s) { return int64_t{s.batch} * s.kv_heads; }
+ATTNBENCH_HD inline int64_t score_rows(const SelectionParams& s) { return s.shared_scores ? s.batch : cache_rows(s); }
+// The score row that cache row `row` selects from.
+ATTNBENCH_HD inline int64_t score_row_of(const SelectionParams& s, int64_t row) {
+  return s.shared_scores ? row / s.kv_heads : row;
+}
+// Candidates kept by score in a row that keeps `kept` tokens in all.
+ATTNBENCH_HD inline int32_t top_k_of(const SelectionParams& s, int32_t kept) { return kept - s.sinks - s.recent; }
+// The token at position r of a row keeping `kept` tokens, for r among the forced ones (r < sinks,
+// or r ≥ kept − recent).
+ATTNBENCH_HD inline int32_t forced_token(const SelectionParams& s, int32_t kept, int32_t r) {
+  return r < s.sinks ? r : s.kv_len - (kept - r);
+}
+
+// The tie rule of every selection: the k best of scores[0, n) (larger score first, then smaller
+// index), written to out[0, k) in ascending index order. `order` is scratch of n entries.
+template <typename Score, typename Index>
+void select_top_k(const Score* scores, int64_t n, int64_t k, Index* order, Index* out) {
+  std::iota(order, order + n, Index{0});
+  const auto better = [scores](Index a, Index b) { return scores[a] != scores[b] ? scores[a] > scores[b] : a < b; };
+  if (k < n) std::nth_element(order, order + k, order + n, better);
+  std::copy_n(order, k, out);
+  std::sort(out, out + k);
+}
+
+}  // namespace attnbench::kvcomp
+#endif  // __cplusplus
+#endif
