@@ -57,6 +57,8 @@ ATTNBENCH_HD inline int64_t score_rows(const SelectionParams& s) { return s.shar
 ATTNBENCH_HD inline int64_t score_row_of(const SelectionParams& s, int64_t row) {
   return s.shared_scores ? row / s.kv_heads : row;
 }
+// Whether any candidate is kept by score (else an impl need not score at all).
+ATTNBENCH_HD inline bool scores_needed(const SelectionParams& s) { return s.candidates > 0 && (s.top_k > 0 || s.row_budgets); }
 // Candidates kept by score in a row that keeps `kept` tokens in all.
 ATTNBENCH_HD inline int32_t top_k_of(const SelectionParams& s, int32_t kept) { return kept - s.sinks - s.recent; }
 // The token at position r of a row keeping `kept` tokens, for r among the forced ones (r < sinks,

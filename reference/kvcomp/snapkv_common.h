@@ -7,6 +7,8 @@
 #ifndef ATTNBENCH_SNAPKV_COMMON_H
 #define ATTNBENCH_SNAPKV_COMMON_H
 
+#include "scored_selection_common.h"
+
 #define ATTNBENCH_SNAPKV_FIELDS(X)                                      \
   X(i32, obs_window)  /* w: the last w queries vote */                  \
   X(i32, pool_radius) /* (pool_kernel - 1) / 2 */                       \
@@ -17,7 +19,6 @@
 #include <cstdint>
 
 #include "attnbench/param_struct.h"
-#include "scored_selection_common.h"
 
 namespace attnbench::kvcomp {
 

@@ -37,8 +37,8 @@ class VulkanAttention : public Impl {
   }
 
   void run() override {
-    be_->dispatch(*main_, &plan_.push, sizeof plan_.push, plan_.push.groups);
-    if (merge_) be_->dispatch(*merge_, merge_push_, sizeof merge_push_, merge_push_[0]);
+    be_->dispatch(*main_, plan_.push, plan_.push.groups);
+    if (merge_) be_->dispatch(*merge_, merge_push_, merge_push_[0]);
   }
 
  protected:
@@ -52,7 +52,7 @@ class VulkanAttention : public Impl {
   VulkanBackend* be_ = nullptr;
   attn::Plan plan_;
   BufferPtr part_ml_, part_o_;
-  std::unique_ptr<Kernel> main_, merge_;
+  std::unique_ptr<BoundPipeline> main_, merge_;
   uint32_t merge_push_[2] = {0, 0};
 };
 

@@ -59,15 +59,15 @@ class VulkanSpeculativeSampling final : public Impl {
   }
 
   void run() override {
-    be_->dispatch(*race_, &push_, sizeof push_, plan_.race_groups);
-    if (finalize_) be_->dispatch(*finalize_, &finalize_push_, sizeof finalize_push_, plan_.finalize_groups);
+    be_->dispatch(*race_, push_, plan_.race_groups);
+    if (finalize_) be_->dispatch(*finalize_, finalize_push_, plan_.finalize_groups);
   }
 
  private:
   VulkanBackend* be_ = nullptr;
   spec::Plan plan_;
   BufferPtr span_best_;
-  std::unique_ptr<Kernel> race_, finalize_;
+  std::unique_ptr<BoundPipeline> race_, finalize_;
   RacePush push_{};
   FinalizePush finalize_push_{};
 };

@@ -1,63 +1,59 @@
-// How the Vulkan snapkv kernels are shaped for a case on a device: tile sizes from the device's
-// shared memory and workgroup limits, grids, splits and scratch sizes. A pure function of the
-// case's shape and the DeviceLimits, so supports() and prepare() agree by construction.
-//
-// Kernels (impls/vulkan/shaders), in order:
+// How snapkv's Vulkan scoring is shaped for a case on a device (shaders/snapkv_scores.comp): tile
+// sizes from the device's shared memory and workgroup limits, grids, splits and workspace sizes.
+// A pure function of the case's shape and the DeviceLimits, so supports() and prepare() agree.
 //   snapkv_scores (MODE 0)  per window row and key split: softmax statistics (m, l)
 //   snapkv_scores (MODE 1)  per window row block and prefix split: Σ_i P_{h,i,j} per head and key
-//   snapkv_pool             mean over the window, pooling, GQA mean: one fp32 score per prefix key
-//   snapkv_select           per (batch, KV head): radix select of the top (budget − window), the
-//                           window, kept_idx ascending, kept_len
-//   kv_gather               k_kept, v_kept at kept_idx, bit for bit; zeros beyond kept_len (kv_gather.h)
-// When everything is kept, or the budget is the window alone, only select and gather run.
-#pragma once
+// then the family's stages (kv_stages.h): kv_pool (the mean over the window, pooling, the GQA
+// mean), kv_select, kv_gather. The plan fields are read by glslc too (ASCII list, C++ inside
+// __cplusplus).
+#ifndef ATTNBENCH_VULKAN_SNAPKV_PLAN_H
+#define ATTNBENCH_VULKAN_SNAPKV_PLAN_H
 
+#define ATTNBENCH_SNAPKV_SCORES_PLAN(X)                                                 \
+  X(u32, heads_per_block) /* HB */                                                      \
+  X(u32, rows_per_head)   /* WB: window queries per block and head */                   \
+  X(u32, segments)        /* ceil(window / WB) */                                       \
+  X(u32, row_blocks)      /* per (batch, KV head): ceil(group / HB) * segments */      \
+  X(u32, splits)          /* key splits of this pass */                                 \
+  X(u32, split_len)                                                                     \
+  X(u32, stat_splits)     /* splits of MODE 0, merged by MODE 1 */                      \
+  X(u32, groups)
+
+#ifdef __cplusplus
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "attnbench/backend.h"
 #include "attnbench/dtype.h"
-#include "kv_gather.h"
+#include "attnbench/param_struct.h"
+#include "kv_stages.h"
 #include "reference/kvcomp/snapkv_common.h"
 
 namespace attnbench::vulkan::snapkv {
 
-// The push-constant block of snapkv_scores.comp, member for member.
+ATTNBENCH_PARAM_STRUCT(ScoresPlan, ATTNBENCH_SNAPKV_SCORES_PLAN);
+
 struct ScoresPush {
-  uint32_t batch, q_heads, kv_heads, group;
-  uint32_t kv_len, window, prefix;
-  uint32_t heads_per_block, rows_per_head, segments, row_blocks;
-  uint32_t splits, split_len, stat_splits, groups;
-  float scale;
-};
-
-struct PoolPush {
-  uint32_t group, prefix, segments, chunks, groups;
-  float inv_window, inv_group;
-};
-
-struct SelectPush {
-  uint32_t rows, kv_len, window, budget, prefix, top_k, keep_all;
+  kvcomp::SelectionParams sel;
+  kvcomp::SnapkvParams m;
+  ScoresPlan plan;
 };
 
 struct Plan {
   std::string unsupported;  // non-empty: the case cannot run here, and why
-  bool score = false;       // the scoring kernels run (some prefix tokens are chosen by score)
-  // snapkv_scores: spec {threads, dtype, head_dim, DK, BR, BC, mode, vec}; push per mode.
-  std::vector<uint32_t> scores_spec;
+  // snapkv_scores: constants {threads, dtype, head_dim, DK, BR, BC, mode, vec}; push per mode.
+  std::vector<uint32_t> scores_constants;
   ScoresPush stats{}, sums{};
   uint64_t scores_shared = 0;
-  std::vector<uint32_t> pool_spec;  // {threads, radius, max}
-  PoolPush pool{};
-  std::vector<uint32_t> select_spec;  // {threads, E}
-  SelectPush select{};
-  GatherPlan gather;
-  // Scratch: (m, l) partials, per-head window sums, scores.
-  uint64_t part_ml_bytes = 16, a_part_bytes = 16, scores_bytes = 16;
+  kv::PoolStage pool;
+  // Workspaces: (m, l) partials, per-head window sums.
+  uint64_t part_ml_bytes = 16, a_part_bytes = 16;
   std::string describe() const;
 };
 
-Plan make_plan(const kvcomp::SnapkvShape& s, DType dtype, const DeviceLimits& limits);
+Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, DType dtype, const DeviceLimits& limits);
 
 }  // namespace attnbench::vulkan::snapkv
+#endif  // __cplusplus
+#endif

@@ -1,6 +1,7 @@
 #include "pipelines.h"
 
 #include "shader_registry.h"
+#include "spirv_reflect.h"
 #include "vk_check.h"
 #include "vulkan_allocator.h"
 
@@ -11,7 +12,7 @@ constexpr uint32_t kSetsPerPool = 256;
 constexpr uint32_t kDescriptorsPerPool = 4096;
 }  // namespace
 
-Kernel::~Kernel() { owner_->release(pool_, set_); }
+BoundPipeline::~BoundPipeline() { owner_->release(pool_, set_); }
 
 Pipelines::~Pipelines() {
   const VkApi& vk = dev_.vk();
@@ -24,10 +25,10 @@ Pipelines::~Pipelines() {
   for (VkDescriptorPool pool : pools_) vk.vkDestroyDescriptorPool(d, pool, nullptr);
 }
 
-const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint32_t>& spec, uint32_t bindings) {
-  ATTNBENCH_ASSERT(!spec.empty() && spec[0] > 0, shader, ": specialization constant 0 (the workgroup size) is missing");
+const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint32_t>& constants, uint32_t bindings) {
+  ATTNBENCH_ASSERT(!constants.empty() && constants[0] > 0, shader, ": specialization constant 0 (the workgroup size) is missing");
   std::string key = shader + "[";
-  for (size_t i = 0; i < spec.size(); ++i) key += cat(i ? "," : "", spec[i]);
+  for (size_t i = 0; i < constants.size(); ++i) key += cat(i ? "," : "", constants[i]);
   key += "]";
   if (auto it = cache_.find(key); it != cache_.end()) {
     ATTNBENCH_ASSERT(it->second->bindings == bindings, key, " was created with ", it->second->bindings, " bindings");
@@ -41,7 +42,9 @@ const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint
   auto p = std::make_unique<Pipeline>();
   p->key = key;
   p->bindings = bindings;
-  p->workgroup_size = spec[0];
+  p->workgroup_size = constants[0];
+  p->push_bytes = push_constant_bytes(words);
+  ATTNBENCH_ASSERT(p->push_bytes <= kPushBytes, shader, ": a push-constant block of ", p->push_bytes, " bytes, over ", kPushBytes);
   VkShaderModule module = VK_NULL_HANDLE;
   try {
     std::vector<VkDescriptorSetLayoutBinding> b(bindings);
@@ -63,13 +66,13 @@ const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint
     sm.pCode = words.data();
     ATTNBENCH_VK_CHECK(vk.vkCreateShaderModule(d, &sm, nullptr, &module));
 
-    std::vector<VkSpecializationMapEntry> entries(spec.size());
-    for (uint32_t i = 0; i < spec.size(); ++i) entries[i] = {i, i * 4u, 4};
+    std::vector<VkSpecializationMapEntry> entries(constants.size());
+    for (uint32_t i = 0; i < constants.size(); ++i) entries[i] = {i, i * 4u, 4};
     VkSpecializationInfo si{};
     si.mapEntryCount = static_cast<uint32_t>(entries.size());
     si.pMapEntries = entries.data();
-    si.dataSize = spec.size() * sizeof(uint32_t);
-    si.pData = spec.data();
+    si.dataSize = constants.size() * sizeof(uint32_t);
+    si.pData = constants.data();
     VkComputePipelineCreateInfo cp{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -78,7 +81,7 @@ const Pipeline& Pipelines::get(const std::string& shader, const std::vector<uint
     cp.stage.pSpecializationInfo = &si;
     // Shaders map lanes through gl_SubgroupID and gl_SubgroupInvocationID, which is a bijection
     // onto the workgroup only when every subgroup is full: require it where the device lets us.
-    if (caps.full_subgroups && spec[0] % caps.max_subgroup_size == 0)
+    if (caps.full_subgroups && constants[0] % caps.max_subgroup_size == 0)
       cp.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     cp.layout = p->layout;
     ATTNBENCH_VK_CHECK(vk.vkCreateComputePipelines(d, VK_NULL_HANDLE, 1, &cp, nullptr, &p->pipeline));
@@ -105,7 +108,7 @@ VkDescriptorPool Pipelines::new_pool() {
   return pool;
 }
 
-std::unique_ptr<Kernel> Pipelines::bind(const Pipeline& p, const std::vector<const Buffer*>& buffers) {
+std::unique_ptr<BoundPipeline> Pipelines::bind(const Pipeline& p, const std::vector<const Buffer*>& buffers) {
   ATTNBENCH_ASSERT(buffers.size() == p.bindings, p.key, " takes ", p.bindings, " buffers, not ", buffers.size());
   const VkApi& vk = dev_.vk();
   VkDevice d = dev_.device();
@@ -148,7 +151,7 @@ std::unique_ptr<Kernel> Pipelines::bind(const Pipeline& p, const std::vector<con
     writes[i].pBufferInfo = &infos[i];
   }
   vk.vkUpdateDescriptorSets(d, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  return std::unique_ptr<Kernel>(new Kernel(this, &p, pool, set));
+  return std::unique_ptr<BoundPipeline>(new BoundPipeline(this, &p, pool, set));
 }
 
 void Pipelines::release(VkDescriptorPool pool, VkDescriptorSet set) noexcept {

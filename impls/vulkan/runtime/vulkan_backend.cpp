@@ -150,18 +150,20 @@ void VulkanBackend::download(const Buffer& src, HostTensor& dst) {
 
 void VulkanBackend::synchronize() { stream().finish(); }
 
-const Pipeline& VulkanBackend::pipeline(const std::string& shader, const std::vector<uint32_t>& spec, uint32_t bindings) {
+const Pipeline& VulkanBackend::pipeline(const std::string& shader, const std::vector<uint32_t>& constants,
+                                        uint32_t bindings) {
   device();
-  return pipelines_->get(shader, spec, bindings);
+  return pipelines_->get(shader, constants, bindings);
 }
 
-std::unique_ptr<Kernel> VulkanBackend::bind(const Pipeline& p, const std::vector<const Buffer*>& buffers) {
+std::unique_ptr<BoundPipeline> VulkanBackend::bind(const Pipeline& p, const std::vector<const Buffer*>& buffers) {
   device();
   return pipelines_->bind(p, buffers);
 }
 
-void VulkanBackend::dispatch(const Kernel& k, const void* push, uint32_t push_bytes, uint64_t groups) {
-  ATTNBENCH_ASSERT(push_bytes <= kPushBytes, k.pipeline().key, ": ", push_bytes, " bytes of push constants (at most ", kPushBytes, ")");
+void VulkanBackend::dispatch_bytes(const BoundPipeline& k, const void* push, uint32_t push_bytes, uint64_t groups) {
+  ATTNBENCH_ASSERT(push_bytes == k.pipeline().push_bytes, k.pipeline().key, ": the host pushes ", push_bytes,
+                   " bytes, the shader's push-constant block has ", k.pipeline().push_bytes);
   if (groups == 0) return;
   const auto& limits = caps().props.limits;
   const uint64_t x = std::min<uint64_t>(groups, limits.maxComputeWorkGroupCount[0]);

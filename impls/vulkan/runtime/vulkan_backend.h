@@ -1,6 +1,6 @@
 // The Vulkan backend (DESIGN.md §3, §8): Device (instance, device choice, capabilities), Stream
 // (ordered command recording, submission, staging transfers, timestamps), a tracked allocator,
-// cached pipelines and bound kernels, and the peaks probe.
+// cached pipelines and bound pipelines, and the peaks probe.
 //
 // Options (attnbench env lists them):
 //   vulkan.device=N      ATTNBENCH_VULKAN_DEVICE      device index (default: the best one)
@@ -43,15 +43,21 @@ class VulkanBackend final : public Backend {
   Device& device();
   Stream& stream();
   const DeviceCaps& caps() { return device().caps(); }
-  const Pipeline& pipeline(const std::string& shader, const std::vector<uint32_t>& spec, uint32_t bindings);
-  std::unique_ptr<Kernel> bind(const Pipeline& p, const std::vector<const Buffer*>& buffers);
-  // Records `groups` workgroups of the kernel (see pipelines.h for the indexing convention);
-  // `push` is copied into the 128-byte push-constant block.
-  void dispatch(const Kernel& k, const void* push, uint32_t push_bytes, uint64_t groups);
+  const Pipeline& pipeline(const std::string& shader, const std::vector<uint32_t>& constants, uint32_t bindings);
+  std::unique_ptr<BoundPipeline> bind(const Pipeline& p, const std::vector<const Buffer*>& buffers);
+  // Records `groups` workgroups of the bound pipeline (see pipelines.h for the indexing
+  // convention); `push` is the shader's push-constant block, size checked against the shader's.
+  template <typename Push>
+  void dispatch(const BoundPipeline& k, const Push& push, uint64_t groups) {
+    dispatch_bytes(k, &push, sizeof(Push), groups);
+  }
+  // A shader without a push-constant block.
+  void dispatch(const BoundPipeline& k, uint64_t groups) { dispatch_bytes(k, nullptr, 0, groups); }
 
  private:
   class Timer;
   void open();
+  void dispatch_bytes(const BoundPipeline& k, const void* push, uint32_t push_bytes, uint64_t groups);
   std::optional<Probe> probe_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<Stream> stream_;

@@ -46,7 +46,7 @@ Peaks measure_vulkan_peaks(VulkanBackend& be) {
   const uint32_t words = static_cast<uint32_t>(bytes / 16);
   const uint32_t copy_groups = std::min<uint32_t>(c.compute_units * 16, (words + kWorkgroup - 1) / kWorkgroup);
   const uint32_t copy_push[2] = {words, copy_groups};
-  const double copy_s = best_seconds(be, [&] { be.dispatch(*copy_kernel, copy_push, sizeof copy_push, copy_groups); });
+  const double copy_s = best_seconds(be, [&] { be.dispatch(*copy_kernel, copy_push, copy_groups); });
   p.copy_bytes_per_s = 2.0 * static_cast<double>(bytes) / copy_s;
   copy_kernel.reset();
   src.reset();
@@ -61,7 +61,7 @@ Peaks measure_vulkan_peaks(VulkanBackend& be) {
     uint32_t iterations, groups;
     float a, b;
   } push{iterations, fma_groups, 0.999999f, 1e-7f};
-  const double fma_s = best_seconds(be, [&] { be.dispatch(*fma_kernel, &push, sizeof push, fma_groups); });
+  const double fma_s = best_seconds(be, [&] { be.dispatch(*fma_kernel, push, fma_groups); });
   p.flops_per_s = 2.0 * 4 * 8 * static_cast<double>(iterations) * fma_groups * kWorkgroup / fma_s;
 
   p.how = cat("copy: shader copy of ", bytes >> 20, " MiB in 16-byte words, bytes read + written, best of ", kRepeats,

@@ -47,17 +47,18 @@ layout(binding = 3) writeonly buffer APart { float a_part[]; };  // [batch·q_he
 DEFINE_LOAD8(load_q, q4, q2, q1)
 DEFINE_LOAD8(load_k, k4, k2, k1)
 
+#include "param_struct.glsl"
+#include "reference/kvcomp/snapkv_common.h"
+#include "kvcomp/snapkv_plan.h"
+
+ATTNBENCH_PARAM_STRUCT(SelectionParams, ATTNBENCH_SELECTION_FIELDS)
+ATTNBENCH_PARAM_STRUCT(SnapkvParams, ATTNBENCH_SNAPKV_FIELDS)
+ATTNBENCH_PARAM_STRUCT(ScoresPlan, ATTNBENCH_SNAPKV_SCORES_PLAN)
+
 layout(push_constant) uniform Push {
-  uint batch, q_heads, kv_heads, group;
-  uint kv_len, window, prefix;
-  uint heads_per_block;  // HB
-  uint rows_per_head;    // WB: window queries per block and head
-  uint segments;         // ceil(window / WB)
-  uint row_blocks;       // per (batch, KV head): ceil(group / HB)·segments
-  uint splits, split_len;
-  uint stat_splits;      // splits of MODE 0, merged by MODE 1
-  uint groups;
-  float scale;
+  SelectionParams sel;
+  SnapkvParams m;
+  ScoresPlan plan;
 } pc;
 
 shared vec4 Qs[DK * R4];
@@ -66,16 +67,18 @@ shared float Ps[MODE == 1u ? BR * PS : 1u];
 shared vec2 Ml[MODE == 0u ? BR * C4 : BR];
 
 void main() {
+  const uint q_heads = uint(pc.sel.q_heads), kv_heads = uint(pc.sel.kv_heads), group = uint(pc.sel.group);
+  const uint kv_len = uint(pc.sel.kv_len), window = uint(pc.m.obs_window), prefix = uint(pc.sel.candidates);
   const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (wg >= pc.groups) return;
-  const uint split = wg % pc.splits;
-  const uint rb = (wg / pc.splits) % pc.row_blocks;
-  const uint bg = wg / (pc.splits * pc.row_blocks);
-  const uint b = bg / pc.kv_heads, g = bg % pc.kv_heads;
-  const uint head_block = rb / pc.segments, segment = rb % pc.segments;
-  const uint h0 = head_block * pc.heads_per_block, i0 = segment * pc.rows_per_head;
-  const uint heads = min(pc.heads_per_block, pc.group - h0);
-  const uint queries = min(pc.rows_per_head, pc.window - i0);
+  if (wg >= pc.plan.groups) return;
+  const uint split = wg % pc.plan.splits;
+  const uint rb = (wg / pc.plan.splits) % pc.plan.row_blocks;
+  const uint bg = wg / (pc.plan.splits * pc.plan.row_blocks);
+  const uint b = bg / kv_heads, g = bg % kv_heads;
+  const uint head_block = rb / pc.plan.segments, segment = rb % pc.plan.segments;
+  const uint h0 = head_block * pc.plan.heads_per_block, i0 = segment * pc.plan.rows_per_head;
+  const uint heads = min(pc.plan.heads_per_block, group - h0);
+  const uint queries = min(pc.plan.rows_per_head, window - i0);
   const uint tid = gl_LocalInvocationIndex;
   const uint rt = tid / C4, ct = tid % C4;
 
@@ -84,12 +87,12 @@ void main() {
   uint vis_end[4];  // MODE 0: keys visible to the row end here (bottom-right causal)
   for (uint m = 0u; m < 4u; ++m) {
     const uint lr = rt * 4u + m;
-    live[m] = lr / pc.rows_per_head < heads && lr % pc.rows_per_head < queries;
-    vis_end[m] = live[m] ? pc.prefix + i0 + lr % pc.rows_per_head + 1u : 0u;
+    live[m] = lr / pc.plan.rows_per_head < heads && lr % pc.plan.rows_per_head < queries;
+    vis_end[m] = live[m] ? prefix + i0 + lr % pc.plan.rows_per_head + 1u : 0u;
   }
-  uint k0 = split * pc.split_len, k1;
-  if (MODE == 0u) k1 = min(min(pc.kv_len, k0 + pc.split_len), pc.prefix + i0 + queries);
-  else k1 = min(pc.prefix, k0 + pc.split_len);
+  uint k0 = split * pc.plan.split_len, k1;
+  if (MODE == 0u) k1 = min(min(kv_len, k0 + pc.plan.split_len), prefix + i0 + queries);
+  else k1 = min(prefix, k0 + pc.plan.split_len);
 
   float row_m[4], row_l[4];
   for (uint m = 0u; m < 4u; ++m) {
@@ -99,14 +102,14 @@ void main() {
   if (MODE == 1u) {
     // (m, 1/l) of each row from the statistics pass's partials, merged in split order.
     for (uint lr = tid; lr < BR; lr += NT) {
-      const uint hh = lr / pc.rows_per_head, ii = lr % pc.rows_per_head;
+      const uint hh = lr / pc.plan.rows_per_head, ii = lr % pc.plan.rows_per_head;
       vec2 ml = vec2(NEG_INF, 1.0);
       if (hh < heads && ii < queries) {
-        const uint row = ((b * pc.q_heads + g * pc.group + h0 + hh) * pc.window + i0 + ii) * pc.stat_splits;
+        const uint row = ((b * q_heads + g * group + h0 + hh) * window + i0 + ii) * pc.plan.stat_splits;
         float mx = NEG_INF;
-        for (uint s = 0u; s < pc.stat_splits; ++s) mx = max(mx, part_ml[row + s].x);
+        for (uint s = 0u; s < pc.plan.stat_splits; ++s) mx = max(mx, part_ml[row + s].x);
         float l = 0.0;
-        for (uint s = 0u; s < pc.stat_splits; ++s) {
+        for (uint s = 0u; s < pc.plan.stat_splits; ++s) {
           const vec2 p = part_ml[row + s];
           if (p.y > 0.0) l += p.y * accurate_exp(p.x - mx);
         }
@@ -121,7 +124,7 @@ void main() {
     }
   }
 
-  const uint kbase = bg * pc.kv_len;
+  const uint kbase = bg * kv_len;
   for (uint j0 = k0; j0 < k1; j0 += BC) {
     vec4 acc[4];
     for (uint m = 0u; m < 4u; ++m) acc[m] = vec4(0.0);
@@ -129,10 +132,10 @@ void main() {
       barrier();  // the previous stage (and the previous tile's column sums) are done
       for (uint c = tid; c < BR * (DK / 8u); c += NT) {
         const uint lr = c / (DK / 8u), x = x0 + (c % (DK / 8u)) * 8u;
-        const uint hh = lr / pc.rows_per_head, ii = lr % pc.rows_per_head;
+        const uint hh = lr / pc.plan.rows_per_head, ii = lr % pc.plan.rows_per_head;
         vec4 lo = vec4(0.0), hi = vec4(0.0);
         if (hh < heads && ii < queries && x < D)
-          load_q(((b * pc.q_heads + g * pc.group + h0 + hh) * pc.window + i0 + ii) * D + x, D - x, lo, hi);
+          load_q(((b * q_heads + g * group + h0 + hh) * window + i0 + ii) * D + x, D - x, lo, hi);
         const uint at = (x - x0) * R4 + lr / 4u, comp = lr % 4u;
         for (uint e = 0u; e < 4u; ++e) {
           Qs[at + e * R4][comp] = lo[e];
@@ -163,7 +166,7 @@ void main() {
         float tile_max = NEG_INF;
         for (uint n = 0u; n < 4u; ++n) {
           const uint j = j0 + ct * 4u + n;
-          s[n] = j < k1 && j < vis_end[m] ? acc[m][n] * pc.scale : NEG_INF;
+          s[n] = j < k1 && j < vis_end[m] ? acc[m][n] * pc.m.scale : NEG_INF;
           tile_max = max(tile_max, s[n]);
         }
         if (tile_max == NEG_INF) continue;
@@ -178,17 +181,17 @@ void main() {
       for (uint m = 0u; m < 4u; ++m)
         for (uint n = 0u; n < 4u; ++n) {
           const uint j = j0 + ct * 4u + n;
-          const float p = live[m] && j < k1 ? accurate_exp(acc[m][n] * pc.scale - row_m[m]) * row_l[m] : 0.0;
+          const float p = live[m] && j < k1 ? accurate_exp(acc[m][n] * pc.m.scale - row_m[m]) * row_l[m] : 0.0;
           Ps[(rt * 4u + m) * PS + ct * 4u + n] = p;
         }
       barrier();
-      for (uint c = tid; c < pc.heads_per_block * BC; c += NT) {
+      for (uint c = tid; c < pc.plan.heads_per_block * BC; c += NT) {
         const uint hh = c / BC, lc = c % BC, j = j0 + lc;
         if (hh >= heads || j >= k1) continue;
         float sum = 0.0;
-        for (uint ii = 0u; ii < queries; ++ii) sum += Ps[(hh * pc.rows_per_head + ii) * PS + lc];
-        const uint bh = b * pc.q_heads + g * pc.group + h0 + hh;
-        a_part[(bh * pc.segments + segment) * pc.prefix + j] = sum;
+        for (uint ii = 0u; ii < queries; ++ii) sum += Ps[(hh * pc.plan.rows_per_head + ii) * PS + lc];
+        const uint bh = b * q_heads + g * group + h0 + hh;
+        a_part[(bh * pc.plan.segments + segment) * prefix + j] = sum;
       }
     }
   }
@@ -198,7 +201,7 @@ void main() {
     for (uint m = 0u; m < 4u; ++m) Ml[(rt * 4u + m) * C4 + ct] = vec2(row_m[m], row_l[m]);
     barrier();
     for (uint lr = tid; lr < BR; lr += NT) {
-      const uint hh = lr / pc.rows_per_head, ii = lr % pc.rows_per_head;
+      const uint hh = lr / pc.plan.rows_per_head, ii = lr % pc.plan.rows_per_head;
       if (hh >= heads || ii >= queries) continue;
       float mx = NEG_INF;
       for (uint c = 0u; c < C4; ++c) mx = max(mx, Ml[lr * C4 + c].x);
@@ -207,8 +210,8 @@ void main() {
         const vec2 p = Ml[lr * C4 + c];
         if (p.y > 0.0) l += p.y * accurate_exp(p.x - mx);
       }
-      const uint row = (b * pc.q_heads + g * pc.group + h0 + hh) * pc.window + i0 + ii;
-      part_ml[row * pc.splits + split] = vec2(mx, l);
+      const uint row = (b * q_heads + g * group + h0 + hh) * window + i0 + ii;
+      part_ml[row * pc.plan.splits + split] = vec2(mx, l);
     }
   }
 }

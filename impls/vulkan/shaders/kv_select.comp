@@ -1,8 +1,9 @@
 #version 450
-// SnapKV step 4 for one (batch, KV head) per workgroup: the top (budget − obs_window) prefix
-// tokens by the tie rule (larger score first, then smaller index), then the window, indices
-// ascending; kept_len; −1 beyond it. When the window or the budget covers the sequence every
-// token is kept.
+// The family's selection (kvcomp/kv_stages.h; semantics: reference/kvcomp/scored_selection.h),
+// one cache row (batch, KV head) per workgroup: the sinks, the top_k candidates by the tie rule
+// (larger score first, then smaller index), the recent tokens, indices ascending; kept_len; −1
+// beyond it up to the capacity. A row keeps sel.kept tokens, or row_budget[row] with per-row
+// budgets; with every token forced (sinks = kv_len) nothing is selected.
 //
 // Selection is a radix select on the scores' order-preserving bit patterns: four passes of 8
 // bits, each a shared-memory histogram of the candidates that still match the digits chosen so
@@ -25,12 +26,18 @@ layout(constant_id = 1) const uint E = 4u;  // tokens per lane and chunk
 const uint NT = gl_WorkGroupSize.x;
 const uint DIGITS_PER_LANE = (256u + NT - 1u) / NT;
 
-layout(binding = 0) readonly buffer Scores { float scores[]; };  // [rows, P]
-layout(binding = 1) writeonly buffer KeptIdx { int kept_idx[]; };  // [rows, budget]
-layout(binding = 2) writeonly buffer KeptLen { int kept_len[]; };  // [rows]
+#include "param_struct.glsl"
+#include "reference/kvcomp/scored_selection_common.h"
+
+ATTNBENCH_PARAM_STRUCT(SelectionParams, ATTNBENCH_SELECTION_FIELDS)
+
+layout(binding = 0) readonly buffer Scores { float scores[]; };      // [score rows, candidates]
+layout(binding = 1) readonly buffer RowBudget { int row_budget[]; };  // [rows], with per-row budgets
+layout(binding = 2) writeonly buffer KeptIdx { int kept_idx[]; };    // [rows, capacity]
+layout(binding = 3) writeonly buffer KeptLen { int kept_len[]; };    // [rows]
 
 layout(push_constant) uniform Push {
-  uint rows, kv_len, window, budget, prefix, top_k, keep_all;
+  SelectionParams sel;
 } pc;
 
 shared uint hist[256];
@@ -63,15 +70,13 @@ uint workgroup_exclusive_add(uint v, out uint total) {
 
 void main() {
   const uint bg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (bg >= pc.rows) return;
+  if (bg >= uint(pc.sel.batch * pc.sel.kv_heads)) return;
   const uint vl = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-  const uint out_row = bg * pc.budget, P = pc.prefix, k = pc.top_k;
-  if (pc.keep_all != 0u) {
-    for (uint r = vl; r < pc.budget; r += NT) kept_idx[out_row + r] = r < pc.kv_len ? int(r) : -1;
-    if (vl == 0u) kept_len[bg] = int(min(pc.budget, pc.kv_len));
-    return;
-  }
-  const uint in_row = bg * P;
+  const uint T = uint(pc.sel.kv_len), S = uint(pc.sel.sinks), R = uint(pc.sel.recent);
+  const uint kept = pc.sel.row_budgets != 0 ? clamp(uint(max(row_budget[bg], 0)), S + R, min(T, uint(pc.sel.capacity)))
+                                           : uint(pc.sel.kept);
+  const uint out_row = bg * uint(pc.sel.capacity), P = uint(pc.sel.candidates), k = kept - S - R;
+  const uint in_row = (pc.sel.shared_scores != 0 ? bg / uint(pc.sel.kv_heads) : bg) * P;
 
   uint threshold = 0u, mask = 0u, need = k;  // need: tokens still to take at and below the threshold's digits
   if (k > 0u) {
@@ -136,10 +141,14 @@ void main() {
     }
     uint slot = written + workgroup_exclusive_add(n_keep, total_kept);
     for (uint e = 0u; e < E; ++e)
-      if (keep[e]) kept_idx[out_row + slot++] = int(c0 + vl * E + e);
+      if (keep[e]) kept_idx[out_row + S + slot++] = int(S + c0 + vl * E + e);
     written += total_kept;
     equal_seen += total_equal;
   }
-  for (uint t = vl; t < pc.window; t += NT) kept_idx[out_row + k + t] = int(P + t);
-  if (vl == 0u) kept_len[bg] = int(k + pc.window);
+  // The forced tokens around the selected ones, −1 beyond the row's length.
+  for (uint r = vl; r < uint(pc.sel.capacity); r += NT) {
+    if (r < S) kept_idx[out_row + r] = int(r);
+    else if (r >= S + k) kept_idx[out_row + r] = r < kept ? int(T - (kept - r)) : -1;
+  }
+  if (vl == 0u) kept_len[bg] = int(kept);
 }

@@ -1,9 +1,10 @@
 #version 450
-// SnapKV steps 1 (the mean over the window), 2 (pooling) and 3 (the GQA mean) for one
-// (batch, KV head) and NT consecutive prefix keys per workgroup:
-//   a_{h,j}      = (Σ_segments a_part[(b, h), segment, j]) · (1/obs_window)
+// The family's pooling stage (kvcomp/kv_stages.h) for one cache row (batch, KV head) and NT
+// consecutive candidates per workgroup:
+//   a_{h,j}      = (Σ_segments raw[(b, h), segment, j]) · pre_scale
 //   pooled_{h,j} = max, or sum / count, of a_{h,j'} over j' ∈ [j − R, j + R] ∩ [0, P)
 //   score_j      = (Σ_h pooled_{h,j}) · (1/group), heads in order
+// (snapkv: the segments are its window's partial sums, pre_scale = 1/obs_window.)
 // Each head's window of a (with its R-key halo) is staged in shared memory once. Padded
 // positions are ignored: −inf for max, and avg divides by the in-range count.
 #extension GL_GOOGLE_include_directive : require
@@ -14,33 +15,40 @@ layout(constant_id = 2) const bool POOL_MAX = true;
 
 const uint NT = gl_WorkGroupSize.x;
 
-layout(binding = 0) readonly buffer APart { float a_part[]; };  // [batch·q_heads, segments, P]
+#include "param_struct.glsl"
+#include "reference/kvcomp/scored_selection_common.h"
+#include "kvcomp/kv_stages.h"
+
+ATTNBENCH_PARAM_STRUCT(SelectionParams, ATTNBENCH_SELECTION_FIELDS)
+ATTNBENCH_PARAM_STRUCT(PoolPlan, ATTNBENCH_KV_POOL_PLAN)
+
+layout(binding = 0) readonly buffer Raw { float a_part[]; };       // [batch·q_heads, segments, P]
 layout(binding = 1) writeonly buffer Scores { float scores[]; };  // [batch·kv_heads, P]
 
 layout(push_constant) uniform Push {
-  uint group, prefix, segments, chunks, groups;
-  float inv_window, inv_group;
+  SelectionParams sel;
+  PoolPlan plan;
 } pc;
 
 shared float span[NT + 2u * RADIUS];
 
 void main() {
   const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (wg >= pc.groups) return;
-  const uint bg = wg / pc.chunks, j0 = (wg % pc.chunks) * NT;
-  const uint tid = gl_LocalInvocationIndex, j = j0 + tid, P = pc.prefix;
+  if (wg >= pc.plan.groups) return;
+  const uint bg = wg / pc.plan.chunks, j0 = (wg % pc.plan.chunks) * NT;
+  const uint tid = gl_LocalInvocationIndex, j = j0 + tid, P = uint(pc.sel.candidates), G = uint(pc.sel.group);
   const float pad = POOL_MAX ? uintBitsToFloat(0xff800000u) : 0.0;
   float score = 0.0;
-  for (uint hh = 0u; hh < pc.group; ++hh) {
-    const uint head = (bg * pc.group + hh) * pc.segments;
+  for (uint hh = 0u; hh < G; ++hh) {
+    const uint head = (bg * G + hh) * pc.plan.segments;
     barrier();  // the previous head's window is read
     for (uint t = tid; t < NT + 2u * RADIUS; t += NT) {
       const int jj = int(j0 + t) - int(RADIUS);
       float a = pad;
       if (jj >= 0 && jj < int(P)) {
         float sum = 0.0;
-        for (uint s = 0u; s < pc.segments; ++s) sum += a_part[(head + s) * P + uint(jj)];
-        a = sum * pc.inv_window;
+        for (uint s = 0u; s < pc.plan.segments; ++s) sum += a_part[(head + s) * P + uint(jj)];
+        a = sum * pc.plan.pre_scale;
       }
       span[t] = a;
     }
@@ -54,5 +62,5 @@ void main() {
     }
     score += acc;
   }
-  if (j < P) scores[bg * P + j] = score * pc.inv_group;
+  if (j < P) scores[bg * P + j] = score * pc.plan.inv_group;
 }

@@ -1,0 +1,72 @@
+// The KV-selection family's shared stages on Vulkan (the contract: reference/kvcomp/
+// scored_selection.h), used by every method's impl through scored_selection_vulkan.h:
+//   kv_pool    raw scores per query head [batch·q_heads, segments, candidates] (a scorer's split
+//              partial sums) → [batch·kv_heads, candidates]: Σ segments · pre_scale, pooled over
+//              the keys within the radius (max, or the mean of in-range keys), averaged over the
+//              group's heads in order
+//   kv_select  per row (one workgroup): forced tokens, the top_k candidates by radix select with
+//              the tie rule, −1 beyond the row's length, the length
+//   kv_gather  k_kept, v_kept at kept_idx, bit for bit; zeros beyond each row's length
+// The push-constant blocks are SelectionParams plus these plan fields; the field lists are read
+// by glslc too (ASCII, macros only; the C++ lives inside __cplusplus).
+#ifndef ATTNBENCH_VULKAN_KV_STAGES_H
+#define ATTNBENCH_VULKAN_KV_STAGES_H
+
+#define ATTNBENCH_KV_POOL_PLAN(X)                                        \
+  X(u32, segments)  /* partial sums per (head, key) to add */           \
+  X(u32, chunks)    /* workgroups per row: ceil(candidates / threads) */ \
+  X(u32, groups)    /* rows * chunks */                                   \
+  X(f32, pre_scale) /* times the sum of the segments (1/window) */      \
+  X(f32, inv_group) /* 1 / group, rounded once on the host */
+
+#define ATTNBENCH_KV_GATHER_PLAN(X) X(u32, words) /* 32-bit or 16-byte words of each of k_kept, v_kept */
+
+#ifdef __cplusplus
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnbench/param_struct.h"
+#include "reference/kvcomp/scored_selection_common.h"
+#include "runtime/plan_support.h"
+
+namespace attnbench::vulkan::kv {
+
+ATTNBENCH_PARAM_STRUCT(PoolPlan, ATTNBENCH_KV_POOL_PLAN);
+ATTNBENCH_PARAM_STRUCT(GatherPlan, ATTNBENCH_KV_GATHER_PLAN);
+
+struct SelectPush {
+  kvcomp::SelectionParams sel;
+};
+struct PoolPush {
+  kvcomp::SelectionParams sel;
+  PoolPlan plan;
+};
+struct GatherPush {
+  kvcomp::SelectionParams sel;
+  GatherPlan plan;
+};
+
+// The stages' shapes for a case on a device: pure functions of the selection and the limits.
+struct StagesPlan {
+  std::string unsupported;                 // why the family's stages cannot run here ("" if they can)
+  std::vector<uint32_t> select_constants;  // {threads, tokens per lane and chunk}
+  std::vector<uint32_t> gather_constants;  // {threads, word bytes, words per row}
+  SelectPush select{};
+  GatherPush gather{};
+  uint64_t select_groups = 0, gather_groups = 0;
+};
+StagesPlan plan_stages(const kvcomp::SelectionParams& s, const DeviceLimits& limits);
+
+// The pooling stage for `segments` partial sums of raw scores per query head.
+struct PoolStage {
+  std::string unsupported;
+  std::vector<uint32_t> constants;  // {threads, radius, max}
+  PoolPush push{};
+};
+PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float pre_scale, int32_t radius, bool is_max,
+                    const DeviceLimits& limits);
+
+}  // namespace attnbench::vulkan::kv
+#endif  // __cplusplus
+#endif
