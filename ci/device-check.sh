@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole check on the GPU machine (one NVIDIA H200), in one script, as DESIGN.md §8 and the
-# CUDA and Vulkan issues ask: run it there from the repository root with what
-# ci/device/prepare.sh made here carried along (build/bundle, .gl):
+# The whole check on the GPU machine (one NVIDIA H200), in one script (docs/cuda.md,
+# docs/vulkan.md): run it there from the repository root with what ci/device/prepare.sh made here
+# carried along (build/bundle, .gl):
 #
 #   OUT=$OUT bash ci/device-check.sh          (at most 5 minutes; each step has a limit)
 #
@@ -11,9 +11,9 @@
 #   2. compute-sanitizer memcheck and racecheck on the smoke suite (CUDA), where the machine's
 #      runtime allows it; the [cuda] and [vulkan] tests (device Philox against the host's)
 #   3. correctness: `check suites/ci.json` on cuda, vulkan and cpu                       -> check_ci.json
-#   4. the anchor shapes (ANCHORS.md §2) timed on cuda and vulkan                           -> bench.json
+#   4. the anchor shapes (suites/anchors.json) timed on cuda and vulkan                     -> bench.json
 #   5. torch SDPA (FLASH, CUDNN) on the same inputs, the same way, with the ratios          -> torch.json
-#   6. the ci suite's snapkv, speculative_sampling and streaming_llm cases timed          -> kvcomp.json
+#   6. the ci suite's cases of every method outside the attention family, timed           -> kvcomp.json
 #   7. the model suites on the GPU backends, one object keyed by model                     -> models.json
 # Eight files at most come back from $OUT; this writes seven.
 set -uo pipefail
@@ -89,9 +89,17 @@ if [ -f "$OUT/bench.json" ]; then
     --backend cuda --out "$OUT/torch.json"
 fi
 
-# 6. The other two families, timed on both GPU backends (with snapkv's decode companions).
-step kvcomp 30 "$ab" run suites/ci.json --backends cuda,vulkan --quiet \
-  --filter '^(snapkv|speculative_sampling|streaming_llm)/' --out "$OUT/kvcomp.json"
+# 6. Every method whose family is not attention (step 4 times those), named by the registry so a
+#    new method is timed here with no edit; on both GPU backends, with their related cases (e.g.
+#    snapkv's decode companions). The step and its file keep their first name, kvcomp.
+others=$("$ab" list --json | python3 -c '
+import json, sys
+print("|".join(m["name"] for m in json.load(sys.stdin)["methods"] if m["family"] != "attention"))')
+if [ -n "$others" ]; then
+  step kvcomp 30 "$ab" run suites/ci.json --backends cuda,vulkan --quiet --filter "^($others)/" --out "$OUT/kvcomp.json"
+else
+  summary+=("$(printf '%-16s skipped: no method outside the attention family' kvcomp)")
+fi
 
 # 7. Real models' shapes, joined into one file (the device returns eight files at most).
 models=$(mktemp -d)

@@ -51,6 +51,8 @@ def parse_case_id(case_id):
 def attention_shape(case):
     p = case["params"]
     hq = p["q_heads"]
+    # The exact-attention methods by name: this recipe is theirs alone (mha: one KV head per query
+    # head, mqa: one in all, gqa: kv_heads).
     hkv = {"mha": hq, "mqa": 1}.get(case["method"], p.get("kv_heads", hq))
     return {"batch": p["batch"], "q_heads": hq, "kv_heads": hkv, "head_dim": p["head_dim"], "q_len": p["q_len"],
             "kv_cap": p["kv_len"], "causal": p["causal"], "ragged": p.get("ragged", False)}
@@ -499,7 +501,7 @@ def verify_results(path, max_elements=1 << 16):
             continue
         seen.add(case_id)
         case = parse_case_id(case_id)
-        if case["method"] not in ("mha", "mqa", "gqa"):
+        if case["method"] not in ("mha", "mqa", "gqa"):  # exact attention: this port's only recipe
             continue
         shape = attention_shape(case)
         if sum(math.prod(d) for d in tensor_shapes(shape).values()) > max_elements:

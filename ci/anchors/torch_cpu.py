@@ -49,6 +49,8 @@ def median_rows(doc):
     rows = []
     for r in doc["benchmarks"]:
         rec = r.get("attnbench", {})
+        # The exact-attention methods by name, on purpose: torch's SDPA is their counterpart, and
+        # no other family has one here (scripts that mean every method read `attnbench list --json`).
         if rec.get("backend") != "cpu" or rec.get("method") not in ("mha", "mqa", "gqa"):
             continue
         if r.get("run_type") == "aggregate" and r.get("aggregate_name") == "median" and "timing" in rec:

@@ -36,6 +36,8 @@ def attnbench_rows(doc, backend):
     rows = {}
     for r in doc["benchmarks"]:
         rec = r.get("attnbench", {})
+        # The exact-attention methods by name, on purpose: SDPA is their counterpart, and no other
+        # family has one here (scripts that mean every method read `attnbench list --json`).
         if rec.get("backend") != backend or rec.get("method") not in ("mha", "mqa", "gqa"):
             continue
         if r.get("run_type") == "aggregate" and r.get("aggregate_name") == "median" and "timing" in rec:

@@ -13,15 +13,18 @@
 namespace attnbench::cli {
 
 int verb_list(const std::vector<std::string>& argv) {
-  const std::vector<FlagSpec> flags = {{"help", false, false, "this text"},
-                                       {"json", false, false, "machine-readable: methods, backends and impls with their source files"}};
+  const std::vector<FlagSpec> flags = {
+      {"help", false, false, "this text"},
+      {"json", false, false, "machine-readable: each method's info and impls, the backends, every impl with its source file"},
+      {"markdown", false, false, "the method catalog (docs/methods.md): info, parameters, outputs and impls of each method"}};
   const Args args(flags, argv);
   if (args.has("help")) {
-    std::printf("usage: attnbench list [SUITE]\n\nWithout a suite: every method with its impls per backend.\n"
+    std::printf("usage: attnbench list [SUITE] [--json | --markdown]\n\nWithout a suite: every method with its impls per backend.\n"
                 "With a suite: its expanded case ids, and why any is skipped.\n\n%s",
                 flags_help(flags).c_str());
     return 0;
   }
+  if (args.has("json") && args.has("markdown")) throw InputError("list: --json and --markdown exclude each other");
   if (!args.positional().empty()) {
     const Suite suite = load_suite(args.positional()[0]);
     for (const auto& pc : suite.cases)
@@ -29,11 +32,32 @@ int verb_list(const std::vector<std::string>& argv) {
                   pc.skip_reason.empty() ? "" : (pc.skip_reason + "]").c_str());
     return 0;
   }
+  if (args.has("markdown")) {
+    std::printf("%s", method_catalog_markdown().c_str());
+    return 0;
+  }
   if (args.has("json")) {
+    // "methods" and "impls" keep their first keys (name, family, source; method, backend,
+    // variant, source) for the scripts that read them; each method also carries its own impls.
     Json out = {{"methods", Json::array()}, {"backends", Json::array()}, {"impls", Json::array()}};
-    for (const Method* m : registry().methods())
-      out["methods"].push_back({{"name", m->info().name}, {"family", m->info().family},
-                                {"source", registry().method_source(m->info().name)}});
+    for (const Method* m : registry().methods()) {
+      const MethodInfo& info = m->info();
+      Json dtypes = Json::array(), impls = Json::array();
+      for (DType t : info.dtypes) dtypes.push_back(std::string(dtype_name(t)));
+      for (const auto& b : registry().backends())
+        for (const ImplEntry* e : registry().impls(info.name, b.name))
+          impls.push_back({{"backend", e->backend}, {"variant", e->variant}, {"source", e->source_file}});
+      out["methods"].push_back({{"name", info.name},
+                                {"family", info.family},
+                                {"source", registry().method_source(info.name)},
+                                {"catalog_id", info.catalog_id},
+                                {"summary", info.summary},
+                                {"paper", info.paper},
+                                {"spec_version", info.spec_version},
+                                {"phases", info.phases},
+                                {"dtypes", dtypes},
+                                {"impls", impls}});
+    }
     for (const auto& b : registry().backends()) out["backends"].push_back({{"name", b.name}, {"source", b.source_file}});
     for (const auto& e : registry().all_impls())
       out["impls"].push_back({{"method", e.method}, {"backend", e.backend}, {"variant", e.variant}, {"source", e.source_file}});

@@ -1,6 +1,6 @@
 // The interface between the CUDA attention impls (attention_cuda.cpp, host C++) and the kernels
-// (*.cuh, instantiated one per .cu file in the build folder, see impls/cuda/CMakeLists.txt). Light
-// on purpose: no JSON, no attnbench headers, so nvcc's device passes parse little.
+// (*.cuh, instantiated one per .cu file in the build folder from attention/instances.cmake).
+// Light on purpose: no JSON, no attnbench headers, so nvcc's device passes parse little.
 //
 // Rows are packed per KV head (GQA packing): the G = q_heads / kv_heads query heads that share
 // KV head g and the q_len queries form R = G·q_len rows, query-major,

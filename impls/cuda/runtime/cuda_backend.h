@@ -1,6 +1,8 @@
 // The CUDA backend: one device (option cuda.device, ATTNBENCH_CUDA_DEVICE), one stream, a tracked
-// cudaMalloc allocator, CUDA-event timing, an L2 flush and a stream hold for cold timing, NVML
-// telemetry (dlopen'ed), and a peaks probe (a device copy and an mma loop).
+// cudaMalloc allocator (cuda_allocator.h), CUDA-event timing and blocking copies on the stream
+// (cuda_stream.h), an L2 flush and a stream hold for cold timing (cold_timing.h), NVML telemetry
+// (cuda_telemetry.h, nvml.h: dlopen'ed), and a peaks probe (cuda_peaks.h: a device copy and an mma
+// loop). This file pair keeps the Backend itself and probe().
 //
 // Without a usable GPU probe() answers available = false with the error's name: any error from
 // cudaGetDeviceCount means "no GPU" (35, cudaErrorInsufficientDriver, where no driver is
@@ -23,6 +25,10 @@
 
 namespace attnbench::cuda {
 
+class CudaAllocator;
+class EventTimer;
+class L2Flush;
+class StreamHold;
 class Nvml;
 
 class CudaBackend final : public Backend {
@@ -52,26 +58,18 @@ class CudaBackend final : public Backend {
   int device() const { return device_; }
 
  private:
-  class TrackedAllocator;
-  class EventTimer;
   void open();             // probe()'s work; throws BackendError on a failing call
   void require_open();     // asserts an available device (impls run only after a good probe)
-  size_t used_device_bytes() const;
 
   std::optional<Probe> probe_;
   int device_ = 0;
   cudaDeviceProp props_{};
   cudaStream_t stream_ = nullptr;
-  std::unique_ptr<TrackedAllocator> allocator_;
+  std::unique_ptr<CudaAllocator> allocator_;
   std::unique_ptr<EventTimer> timer_;
   std::unique_ptr<Nvml> nvml_;
-  // Cold timing: an L2-flush buffer (allocated on first use) and the hold flag in mapped host memory.
-  void* flush_buffer_ = nullptr;
-  size_t flush_bytes_ = 0;
-  uint8_t flush_fill_ = 0;  // a different byte each flush, so no write can be elided
-  volatile uint32_t* hold_flags_ = nullptr;  // [0] released generation, [1] generation that timed out
-  uint32_t hold_generation_ = 0;
-  bool holding_ = false;
+  std::unique_ptr<L2Flush> flush_;
+  std::unique_ptr<StreamHold> hold_;
   // Device memory in use that is the context's and the backend's own, not any impl's.
   size_t baseline_used_ = 0;
 };

@@ -1,0 +1,25 @@
+# The attention kernels' explicit instantiations (attention_launch.h), one generated .cu file each;
+# impls/cuda/CMakeLists.txt includes this file. Instances are element[:arguments]: head_dim for
+# prefill_mma, head_dim and MT (16-row MMA tiles per CTA) for decode_mma, the largest head_dim for
+# general. attention_cuda.cpp names the instances it dispatches to.
+attnbench_cuda_instances(prefill_mma attention/prefill_mma.cuh attn
+"template LaunchShape prefill_mma_shape<@targs@>();
+template cudaError_t prefill_mma_configure<@targs@>(int*);
+template cudaError_t prefill_mma_launch<@targs@>(const Params&, cudaStream_t);"
+  f16:64 f16:128 f16:256
+  bf16:64 bf16:128 bf16:256)
+
+attnbench_cuda_instances(decode_mma attention/decode_mma.cuh attn
+"template LaunchShape decode_mma_shape<@targs@>();
+template cudaError_t decode_mma_configure<@targs@>(int*);
+template cudaError_t decode_mma_launch<@targs@>(const Params&, int, cudaStream_t);"
+  f16:64,1 f16:64,2 f16:128,1 f16:128,2 f16:256,1
+  bf16:64,1 bf16:64,2 bf16:128,1 bf16:128,2 bf16:256,1)
+
+attnbench_cuda_instances(general attention/general.cuh attn
+"template LaunchShape general_shape<@targs@>();
+template cudaError_t general_configure<@targs@>(int*);
+template cudaError_t general_launch<@targs@>(const Params&, int, cudaStream_t);"
+  f32:64 f32:128 f32:256 f32:512
+  f16:64 f16:128 f16:256 f16:512
+  bf16:64 bf16:128 bf16:256 bf16:512)
