@@ -1,6 +1,7 @@
 // Case lists that every backend's tests of a method run (a backend's test adds its own edges).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,23 @@ inline const std::vector<std::string> kStreamingLlmCases = {
     "streaming_llm/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64/bf16/s4",
     "streaming_llm/batch=1,q_heads=2,kv_heads=1,head_dim=1,kv_len=9,budget=3,n_sink=0/f32/s5",
 };
+
+// knorm: every dtype, GQA ratios 4 and 7, MHA, exact ties, a budget of one, head dims off every
+// vector width (1, 33, 80), everything kept (budget ≥ kv_len).
+inline const std::vector<std::string> kKnormCases = {
+    "knorm/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128/f32/s1",
+    "knorm/batch=1,q_heads=7,kv_heads=1,head_dim=80,kv_len=513,budget=64,ties=true/f16/s2",
+    "knorm/batch=3,q_heads=4,kv_heads=4,head_dim=33,kv_len=300,budget=1/bf16/s3",
+    "knorm/batch=1,q_heads=2,kv_heads=1,head_dim=1,kv_len=77,budget=20,ties=true/f32/s4",
+    "knorm/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64/bf16/s5",
+};
+
+// Every KV-selection method's shared cases, by name: the family's tests on every backend run them
+// all, and fail for a registered kvcomp method that has none here.
+inline const std::map<std::string, std::vector<std::string>>& kvcomp_cases() {
+  static const std::map<std::string, std::vector<std::string>> cases = {
+      {"knorm", kKnormCases}, {"snapkv", kSnapkvCases}, {"streaming_llm", kStreamingLlmCases}};
+  return cases;
+}
 
 }  // namespace attnbench::test

@@ -27,7 +27,7 @@ void CpuScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffer
   // Per thread: the selection's two index arrays, or the pooling's floats.
   scratch_words_ = std::max<size_t>(2 * C, kv::pool_scratch_floats(C, 511)) + 16;
   scratch_ = alloc.allocate(scratch_words_ * pool_->size() * sizeof(float), "selection.scratch");
-  prepare_scores(c, *cpu_, io);
+  if (kvcomp::scores_needed(s_)) prepare_scores(c, *cpu_, io);
 }
 
 void CpuScoredSelection::pool_into_scores(const float* raw, int64_t radius, bool is_max) {
@@ -42,7 +42,7 @@ void CpuScoredSelection::pool_into_scores(const float* raw, int64_t radius, bool
 
 void CpuScoredSelection::run() {
   const int64_t rows = kvcomp::cache_rows(s_);
-  const bool scoring = s_.candidates > 0 && (s_.top_k > 0 || s_.row_budgets);
+  const bool scoring = kvcomp::scores_needed(s_);
   if (scoring) score();
   auto* scratch = scratch_->ptr<int32_t>();
   const auto select = [&](int64_t row, unsigned slot) {

@@ -5,7 +5,8 @@
 //   score()                        when some candidate is kept by score
 //   select   per row, parallel     forced tokens, top_k by the tie rule, lengths (kv_stages.h)
 //   gather   per (row, K or V)     the compacted cache, zeros beyond each row's length
-// Every task is independent and sequential inside, so no bit depends on the thread count.
+// The scorer's hooks are called only for cases that keep some candidate by score. Every task is
+// independent and sequential inside, so no bit depends on the thread count.
 #pragma once
 
 #include "../runtime/cpu_backend.h"

@@ -1,6 +1,6 @@
-// The interface between snapkv on CUDA (snapkv_cuda.cpp, host C++) and its kernels
-// (snapkv_logits.cuh, instantiated per element type in the build folder, and snapkv_cuda.cu).
-// Light on purpose: no JSON, no attnbench headers.
+// The interface between snapkv on CUDA (snapkv_cuda.cpp, host C++) and its scoring kernels
+// (snapkv_logits.cuh, instantiated per element type in the build folder, and snapkv.cu). Light on
+// purpose: no JSON, no attnbench headers beyond the method's parameter structs.
 //
 // Per sequence b and KV head g (bg = b·kv_heads + g), the G query heads of g and the w window
 // queries form GW = G·w packed rows, head-major: row r is query i = r % w of head g·G + r / w, so
@@ -8,8 +8,8 @@
 // Workspaces, all f32:
 //   part_m, part_l [splits][B·Hq·w]  per key split: each row's max logit and Σ exp(logit − max)
 //   row_m, row_inv_l [B·Hq·w]       each row's softmax max and 1 / sum over all its visible keys
-//   a      [B·Hq][P]                 the window's mean softmax of every prefix key (step 1)
-//   score  [B·Hkv][P]                pooled (step 2), averaged over the group (step 3)
+//   a      [B·Hq][P]                 the window's mean softmax of every prefix key (step 1), which
+//                                    the family's pooling stage turns into the scores (kv_stages.h)
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,35 +17,19 @@
 #include <cstdint>
 
 #include "attention/attention_launch.h"  // Elem
+#include "reference/kvcomp/snapkv_common.h"
 
 namespace attnbench::cuda::snapkv {
 
 using attn::Elem;
 
-enum class Pool { max, avg };
-
 struct Params {
+  kvcomp::SelectionParams sel;  // the family's: candidates = the prefix P = T − w
+  kvcomp::SnapkvParams m;
   const void* q_obs;  // [B, Hq, w, d]   Elem
   const void* k;      // [B, Hkv, T, d]  Elem
-  const void* v;      // [B, Hkv, T, d]  Elem
-  int32_t* kept_idx;  // [B, Hkv, budget]
-  int32_t* kept_len;  // [B, Hkv]
-  void* k_kept;       // [B, Hkv, budget, d]  Elem
-  void* v_kept;
-  float *part_m, *part_l, *row_m, *row_inv_l, *a, *score;  // workspaces (null when not scoring)
-  int batch, q_heads, kv_heads, group, head_dim;
-  int kv_len;      // T
-  int obs_window;  // w
-  int prefix;      // P = T − w (0 when everything is kept)
-  int budget;
-  int top_k;       // budget − w prefix tokens kept by score (0 when everything is kept)
-  int kept;        // min(budget, T)
-  bool keep_all;
-  Pool pool;
-  int pool_radius;  // (pool_kernel − 1) / 2
-  int elem_bytes;
-  int splits;       // key splits of the statistics pass
-  float scale;      // 1/sqrt(head_dim)
+  float *part_m, *part_l, *row_m, *row_inv_l, *a;  // workspaces
+  int splits;         // key splits of the statistics pass
 };
 
 // The tiled logits kernels (snapkv_logits.cuh): fp32 dot products on CUDA cores, 256 threads, a
@@ -73,20 +57,8 @@ cudaError_t stats_launch(const Params& p, cudaStream_t stream);
 template <Elem E>
 cudaError_t scores_launch(const Params& p, cudaStream_t stream);
 
-// snapkv_cuda.cu:
-//   combine  part_m/part_l over the splits -> row_m, row_inv_l (one thread per row)
-//   pool     a -> score: max/avg pooling of each head (in-range elements only), mean over the group
-//   select   per (b, g), one CTA: radix select of the top_k prefix scores (larger first, then
-//            smaller index), kept indices ascending, then the window; −1 beyond kept; kept_len
-//   gather   k_kept/v_kept rows from k/v at kept_idx, zeros beyond kept (bit-exact copies)
+// snapkv.cu: combine part_m/part_l over the splits -> row_m, row_inv_l (one thread per row).
 inline constexpr int kCombineThreads = 256;
-inline constexpr int kPoolThreads = 256;       // prefix keys per pool CTA
-inline constexpr int kSelectThreads = 1024;
-inline constexpr int kSelectCachedKeys = 11264;  // prefixes up to this keep their keys in shared memory (44 KiB)
-inline constexpr int kGatherRows = 8;          // kept rows per gather CTA (a warp each)
 cudaError_t combine_launch(const Params& p, cudaStream_t stream);
-cudaError_t pool_launch(const Params& p, cudaStream_t stream);
-cudaError_t select_launch(const Params& p, cudaStream_t stream);
-cudaError_t gather_launch(const Params& p, cudaStream_t stream);
 
 }  // namespace attnbench::cuda::snapkv

@@ -107,17 +107,17 @@ struct Operands {
 
 template <typename T>
 __device__ __forceinline__ Operands<T> operands(const Params& p, int bg) {
-  const int GW = p.group * p.obs_window;
+  const int GW = p.sel.group * p.m.obs_window;
   Operands<T> op;
-  op.q = static_cast<const T*>(p.q_obs) + static_cast<int64_t>(bg) * GW * p.head_dim;
-  op.k = static_cast<const T*>(p.k) + static_cast<int64_t>(bg) * p.kv_len * p.head_dim;
+  op.q = static_cast<const T*>(p.q_obs) + static_cast<int64_t>(bg) * GW * p.sel.head_dim;
+  op.k = static_cast<const T*>(p.k) + static_cast<int64_t>(bg) * p.sel.kv_len * p.sel.head_dim;
   op.rows = GW;
-  op.keys = p.kv_len;
-  op.d = p.head_dim;
+  op.keys = p.sel.kv_len;
+  op.d = p.sel.head_dim;
   // 4 elements of Q (8 or 16 bytes) and 8 of K (16 or 32 bytes) at a multiple of 4 (8) elements:
   // aligned when every row starts on such a boundary.
-  op.q_vec = p.head_dim % 4 == 0;
-  op.k_vec = sizeof(T) == 4 ? p.head_dim % 4 == 0 : p.head_dim % 8 == 0;
+  op.q_vec = p.sel.head_dim % 4 == 0;
+  op.k_vec = sizeof(T) == 4 ? p.sel.head_dim % 4 == 0 : p.sel.head_dim % 8 == 0;
   return op;
 }
 
@@ -212,13 +212,13 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) stats_kernel(const Params p
   const float kNegInf = neg_inf();
   const int split = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.splits));
   const int bg = static_cast<int>(blockIdx.x / static_cast<unsigned>(p.splits));
-  const int w = p.obs_window, GW = p.group * w;
-  const int64_t rows_all = static_cast<int64_t>(p.batch) * p.q_heads * w;
+  const int w = p.m.obs_window, GW = p.sel.group * w;
+  const int64_t rows_all = static_cast<int64_t>(p.sel.batch) * p.sel.q_heads * w;
   const Operands<T> op = operands<T>(p, bg);
   const ThreadTile tt(threadIdx.x);
 
   // This split's key tiles [t0, t1): an even share, the first `extra` splits one more.
-  const int tiles = (p.kv_len + BN - 1) / BN;
+  const int tiles = (p.sel.kv_len + BN - 1) / BN;
   const int per = tiles / p.splits, extra = tiles % p.splits;
   const int t0 = split * per + min(split, extra), t1 = t0 + per + (split < extra ? 1 : 0);
 
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) stats_kernel(const Params p
       run_m[m] = kNegInf;
       run_l[m] = 0.0f;
       const int r = r0 + tt.row0 + m;
-      visible[m] = r < GW ? p.prefix + r % w + 1 : 0;
+      visible[m] = r < GW ? p.sel.candidates + r % w + 1 : 0;
     }
     for (int tile = t0; tile < t1; ++tile) {
       const int j0 = tile * BN;
@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) stats_kernel(const Params p
         float tile_max = kNegInf;
 #pragma unroll
         for (int n = 0; n < 8; ++n) {
-          acc[m][n] = j0 + tt.col(n) < visible[m] ? logit_of(acc[m][n], p.scale) : kNegInf;
+          acc[m][n] = j0 + tt.col(n) < visible[m] ? logit_of(acc[m][n], p.m.scale) : kNegInf;
           tile_max = fmaxf(tile_max, acc[m][n]);
         }
         if (tile_max == kNegInf) continue;  // none of this thread's keys is visible to the row
@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) scores_kernel(const Params 
   float* stages = smem;
   float* ptile = smem + kPipeBytes / sizeof(float);  // [BM][BN]
   constexpr int BM = kRowsPerBlock, BN = kKeysPerTile;
-  const int P = p.prefix, w = p.obs_window, GW = p.group * w;
+  const int P = p.sel.candidates, w = p.m.obs_window, GW = p.sel.group * w;
   const int tiles = (P + BN - 1) / BN;
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
   const int bg = static_cast<int>(blockIdx.x / static_cast<unsigned>(tiles));
@@ -317,7 +317,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) scores_kernel(const Params 
       float pv[8];
 #pragma unroll
       for (int n = 0; n < 8; ++n)
-        pv[n] = row_ok && j0 + tt.col(n) < P ? expf(logit_of(acc[m][n], p.scale) - mr) * inv_l : 0.0f;
+        pv[n] = row_ok && j0 + tt.col(n) < P ? expf(logit_of(acc[m][n], p.m.scale) - mr) * inv_l : 0.0f;
       float* dst = ptile + (tt.row0 + m) * BN + tt.col0;
       *reinterpret_cast<float4*>(dst) = make_float4(pv[0], pv[1], pv[2], pv[3]);
       *reinterpret_cast<float4*>(dst + 32) = make_float4(pv[4], pv[5], pv[6], pv[7]);
@@ -328,7 +328,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) scores_kernel(const Params 
       for (int rr = 0; rr < rows; ++rr) {
         col_sum += ptile[rr * BN + threadIdx.x];
         if (++query == w) {  // the head's last window query: its mean is complete
-          if (j < P) p.a[(static_cast<int64_t>(bg) * p.group + head) * P + j] = col_sum * inv_w;
+          if (j < P) p.a[(static_cast<int64_t>(bg) * p.sel.group + head) * P + j] = col_sum * inv_w;
           col_sum = 0.0f;
           query = 0;
           ++head;
@@ -350,7 +350,7 @@ cudaError_t logits_configure(int* stats_ctas_per_sm, int* scores_ctas_per_sm) {
 template <Elem E>
 cudaError_t stats_launch(const Params& p, cudaStream_t stream) {
   using T = typename attn::ElemType<E>::T;
-  const int64_t ctas = static_cast<int64_t>(p.batch) * p.kv_heads * p.splits;
+  const int64_t ctas = static_cast<int64_t>(p.sel.batch) * p.sel.kv_heads * p.splits;
   stats_kernel<T><<<static_cast<unsigned>(ctas), kLogitsThreads, kStatsSmem, stream>>>(p);
   return cudaGetLastError();
 }
@@ -358,8 +358,8 @@ cudaError_t stats_launch(const Params& p, cudaStream_t stream) {
 template <Elem E>
 cudaError_t scores_launch(const Params& p, cudaStream_t stream) {
   using T = typename attn::ElemType<E>::T;
-  const int64_t tiles = (p.prefix + kKeysPerTile - 1) / kKeysPerTile;
-  const int64_t ctas = static_cast<int64_t>(p.batch) * p.kv_heads * tiles;
+  const int64_t tiles = (p.sel.candidates + kKeysPerTile - 1) / kKeysPerTile;
+  const int64_t ctas = static_cast<int64_t>(p.sel.batch) * p.sel.kv_heads * tiles;
   scores_kernel<T><<<static_cast<unsigned>(ctas), kLogitsThreads, kScoresSmem, stream>>>(p);
   return cudaGetLastError();
 }

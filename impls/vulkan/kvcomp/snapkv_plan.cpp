@@ -88,16 +88,12 @@ Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, 
   p.scores_shared = scores_shared_bytes(t);
   p.part_ml_bytes = B * Hq * w * p.stats.plan.splits * 8;
   p.a_part_bytes = B * Hq * base.segments * P * 4;
+  p.unsupported = over_binding({{"q_obs", B * Hq * w * D * es, es}, {"the softmax partials", p.part_ml_bytes, 8}}, d);
+  if (!p.unsupported.empty()) return p;
+  // The window sums are the pooling stage's input, which checks their binding.
   p.pool = kv::plan_pool(s, base.segments, static_cast<float>(1.0 / static_cast<double>(w)), m.pool_radius, m.pool_max != 0,
                          limits);
-  if (!p.pool.unsupported.empty()) {
-    p.unsupported = p.pool.unsupported;
-    return p;
-  }
-  p.unsupported = over_binding({{"q_obs", B * Hq * w * D * es, es},
-                                {"the window sums", p.a_part_bytes, 4},
-                                {"the softmax partials", p.part_ml_bytes, 8}},
-                               d);
+  p.unsupported = p.pool.unsupported;
   return p;
 }
 

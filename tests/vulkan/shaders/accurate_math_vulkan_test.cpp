@@ -32,7 +32,7 @@ Evaluated evaluate(vulkan::VulkanBackend& be, const std::vector<float>& x) {
   be.upload(t, *in);
   auto k = be.bind(be.pipeline("accurate_math_probe", {64}, 3), {in.get(), lg.get(), ex.get()});
   const uint32_t count = static_cast<uint32_t>(n);
-  be.dispatch(*k, &count, sizeof count, (count + 63) / 64);
+  be.dispatch(*k, count, (count + 63) / 64);
   be.synchronize();
   Evaluated e{std::vector<float>(x.size()), std::vector<float>(x.size())};
   be.download(*lg, t);

@@ -1,49 +1,30 @@
-// SnapKV on CUDA after the logits (snapkv_logits.cuh): the statistics' merge over key splits,
-// pooling and the group mean, the top-k selection and the compaction (snapkv_launch.h).
-//
-// Selection, one CTA of 1024 threads per (b, g): scores become order-preserving 32-bit keys
-// (float bits, sign-flipped), and an MSB-first radix select (4 passes of 8 bits, shared histogram
-// with warp-aggregated atomics) finds τ, the key of the top_k-th best, and how many of the keys
-// equal to τ are kept. One pass in index order then keeps every key > τ and the first `need` keys
-// == τ: exactly the spec's order (larger score first, then smaller index), and the kept indices
-// come out ascending by construction (two block-wide ballot scans per 1024 keys). Prefixes up to
-// kSelectCachedKeys keep their keys in shared memory across the passes; longer ones reread the
-// scores (L2).
+// The KV-selection family's stages on CUDA (kv_stages.h).
 #include "../runtime/entry_result.h"
-#include "snapkv_logits.cuh"
+#include "kv_stages.h"
 
-namespace attnbench::cuda::snapkv {
+namespace attnbench::cuda::kv {
 namespace {
 
-__global__ void __launch_bounds__(kCombineThreads) combine_kernel(const Params p) {
-  const int64_t rows = static_cast<int64_t>(p.batch) * p.q_heads * p.obs_window;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kCombineThreads + threadIdx.x;
-  if (row >= rows) return;
-  float m = neg_inf(), l = 0.0f;
-  for (int s = 0; s < p.splits; ++s) merge_stats(m, l, p.part_m[s * rows + row], p.part_l[s * rows + row]);
-  // Every window query sees key 0, so l ≥ 1 (its max contributes exp(0)).
-  p.row_m[row] = m;
-  p.row_inv_l[row] = 1.0f / l;
-}
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
 
-// score[j] = (1/G)·Σ_h pool(a_h)[j] for prefix keys j0 .. j0 + kPoolThreads − 1; each head's
+// score[j] = (1/G)·Σ_h pool(raw_h)[j] for candidates j0 .. j0 + kPoolThreads − 1; each head's
 // window of a (with the radius on both sides) is staged in shared memory, out-of-range elements
 // set to the pooling's identity (−inf for max, 0 for the sum of avg).
-__global__ void __launch_bounds__(kPoolThreads) pool_kernel(const Params p) {
+__global__ void __launch_bounds__(kPoolThreads) pool_kernel(const StageArgs p) {
   extern __shared__ float window[];  // [kPoolThreads + 2·radius]
-  const int P = p.prefix, r = p.pool_radius, G = p.group;
+  const int P = p.sel.candidates, r = p.pool_radius, G = p.sel.group;
   const int tiles = (P + kPoolThreads - 1) / kPoolThreads;
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
   const int64_t bg = blockIdx.x / static_cast<unsigned>(tiles);
   const int j0 = tile * kPoolThreads, j = j0 + static_cast<int>(threadIdx.x);
-  const bool is_max = p.pool == Pool::max;
+  const bool is_max = p.pool_max;
   const float identity = is_max ? neg_inf() : 0.0f;
   const int span = kPoolThreads + 2 * r;
   // avg divides by the number of in-range elements.
   const float count = static_cast<float>(min(P - 1, j + r) - max(0, j - r) + 1);
   float sum = 0.0f;
   for (int hh = 0; hh < G; ++hh) {
-    const float* a = p.a + (bg * G + hh) * P;
+    const float* a = p.raw + (bg * G + hh) * P;
     for (int e = threadIdx.x; e < span; e += kPoolThreads) {
       const int x = j0 - r + e;
       window[e] = x >= 0 && x < P ? a[x] : identity;
@@ -56,7 +37,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(const Params p) {
     }
     __syncthreads();  // the window is restaged for the next head
   }
-  if (j < P) p.score[bg * P + j] = sum * (1.0f / static_cast<float>(G));
+  if (j < P) p.scores[bg * P + j] = sum * (1.0f / static_cast<float>(G));
 }
 
 // Larger score <=> larger key; −0 is +0 first (the spec compares values: they tie).
@@ -83,22 +64,27 @@ __device__ __forceinline__ int block_rank(bool flag, int* warp_counts, int* tota
   return before;
 }
 
-__global__ void __launch_bounds__(kSelectThreads) select_kernel(const Params p) {
+// The row's length: the uniform budget, or its own clamped to [forced, min(kv_len, capacity)].
+__device__ __forceinline__ int row_kept(const StageArgs& a, int64_t row) {
+  const kvcomp::SelectionParams& s = a.sel;
+  if (!s.row_budgets) return s.kept;
+  return min(max(a.row_budget[row], s.sinks + s.recent), min(s.kv_len, s.capacity));
+}
+
+__global__ void __launch_bounds__(kSelectThreads) select_kernel(const StageArgs a) {
   extern __shared__ uint32_t cached[];  // [P] when P ≤ kSelectCachedKeys
   __shared__ int hist[256];
   __shared__ int warp_counts[kSelectThreads / 32];
   __shared__ int chosen_digit, chosen_greater;
+  const kvcomp::SelectionParams& s = a.sel;
   const int64_t bg = blockIdx.x;
   const int tid = threadIdx.x, lane = tid & 31;
-  int32_t* out = p.kept_idx + bg * p.budget;
-  if (tid == 0) p.kept_len[bg] = p.kept;
-  if (p.keep_all) {
-    for (int pos = tid; pos < p.budget; pos += kSelectThreads) out[pos] = pos < p.kept ? pos : -1;
-    return;
-  }
-  const int P = p.prefix, k = p.top_k;
+  const int kept = row_kept(a, bg);
+  int32_t* out = a.kept_idx + bg * s.capacity;
+  if (tid == 0) a.kept_len[bg] = kept;
+  const int P = s.candidates, k = kvcomp::top_k_of(s, kept);
   if (k > 0) {
-    const float* score = p.score + bg * P;
+    const float* score = a.scores + kvcomp::score_row_of(s, bg) * P;
     const bool use_cache = P <= kSelectCachedKeys;
     if (use_cache) {
       for (int j = tid; j < P; j += kSelectThreads) cached[j] = ordered_key(score[j]);
@@ -168,13 +154,18 @@ __global__ void __launch_bounds__(kSelectThreads) select_kernel(const Params p) 
       const int eq_before = block_rank(eq, warp_counts, &eq_total);
       const bool keep = gt || (eq && eq_taken + eq_before < need);
       const int kept_before = block_rank(keep, warp_counts, &kept_total);
-      if (keep) out[written + kept_before] = j;
+      if (keep) out[s.sinks + written + kept_before] = s.sinks + j;
       eq_taken += eq_total;
       written += kept_total;
     }
   }
-  // The window (always kept) after the selected prefix tokens; −1 beyond kept.
-  for (int pos = k + tid; pos < p.budget; pos += kSelectThreads) out[pos] = pos < p.kept ? P + (pos - k) : -1;
+  // The forced tokens around the selected ones; −1 beyond the row's length. (The length is read
+  // again rather than kept live through the radix passes: that spilled a register.)
+  const int n = row_kept(a, bg);
+  for (int pos = tid; pos < s.capacity; pos += kSelectThreads) {
+    if (pos < s.sinks) out[pos] = pos;
+    else if (pos >= s.sinks + kvcomp::top_k_of(s, n)) out[pos] = pos < n ? kvcomp::forced_token(s, n, pos) : -1;
+  }
 }
 
 // Row `pos` of k_kept and v_kept for one (b, g): a warp copies k[idx], v[idx] in units of U, or
@@ -187,21 +178,22 @@ __device__ __forceinline__ void copy_row(const void* src, void* dst, int64_t uni
   for (int64_t i = lane; i < units; i += 32) d[i] = s ? s[i] : U{};
 }
 
-__global__ void __launch_bounds__(kGatherRows * 32) gather_kernel(const Params p) {
-  const int blocks_per_row = (p.budget + kGatherRows - 1) / kGatherRows;
+__global__ void __launch_bounds__(kGatherRows * 32) gather_kernel(const StageArgs a) {
+  const kvcomp::SelectionParams& s = a.sel;
+  const int blocks_per_row = (s.capacity + kGatherRows - 1) / kGatherRows;
   const int64_t bg = blockIdx.x / static_cast<unsigned>(blocks_per_row);
   const int pos = static_cast<int>(blockIdx.x % static_cast<unsigned>(blocks_per_row)) * kGatherRows +
                   static_cast<int>(threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
-  if (pos >= p.budget) return;
-  const int64_t row_bytes = static_cast<int64_t>(p.head_dim) * p.elem_bytes;
-  const int src = pos < p.kept ? p.kept_idx[bg * p.budget + pos] : -1;
-  const bool ok = src >= 0 && src < p.kv_len;
-  const int64_t from = (bg * p.kv_len + src) * row_bytes, to = (bg * p.budget + pos) * row_bytes;
-  const void* k_src = ok ? static_cast<const char*>(p.k) + from : nullptr;
-  const void* v_src = ok ? static_cast<const char*>(p.v) + from : nullptr;
-  void* k_dst = static_cast<char*>(p.k_kept) + to;
-  void* v_dst = static_cast<char*>(p.v_kept) + to;
+  if (pos >= s.capacity) return;
+  const int64_t row_bytes = static_cast<int64_t>(s.head_dim) * s.elem_bytes;
+  const int src = pos < a.kept_len[bg] ? a.kept_idx[bg * s.capacity + pos] : -1;
+  const bool ok = src >= 0 && src < s.kv_len;
+  const int64_t from = (bg * s.kv_len + src) * row_bytes, to = (bg * s.capacity + pos) * row_bytes;
+  const void* k_src = ok ? static_cast<const char*>(a.k) + from : nullptr;
+  const void* v_src = ok ? static_cast<const char*>(a.v) + from : nullptr;
+  void* k_dst = static_cast<char*>(a.k_kept) + to;
+  void* v_dst = static_cast<char*>(a.v_kept) + to;
   // Buffers start 256-byte aligned, so rows are aligned to the largest unit dividing their size.
   if (row_bytes % 16 == 0) {
     copy_row<uint4>(k_src, k_dst, row_bytes / 16, lane);
@@ -217,59 +209,59 @@ __global__ void __launch_bounds__(kGatherRows * 32) gather_kernel(const Params p
 
 }  // namespace
 
-cudaError_t combine_launch(const Params& p, cudaStream_t stream) {
-  const int64_t rows = static_cast<int64_t>(p.batch) * p.q_heads * p.obs_window;
-  combine_kernel<<<static_cast<unsigned>((rows + kCombineThreads - 1) / kCombineThreads), kCombineThreads, 0, stream>>>(p);
+cudaError_t pool_launch(const StageArgs& a, cudaStream_t stream) {
+  const int64_t tiles = (a.sel.candidates + kPoolThreads - 1) / kPoolThreads;
+  const size_t smem = static_cast<size_t>(kPoolThreads + 2 * a.pool_radius) * sizeof(float);
+  pool_kernel<<<static_cast<unsigned>(kvcomp::cache_rows(a.sel) * tiles), kPoolThreads, smem, stream>>>(a);
   return cudaGetLastError();
 }
 
-cudaError_t pool_launch(const Params& p, cudaStream_t stream) {
-  const int64_t tiles = (p.prefix + kPoolThreads - 1) / kPoolThreads;
-  const size_t smem = static_cast<size_t>(kPoolThreads + 2 * p.pool_radius) * sizeof(float);
-  pool_kernel<<<static_cast<unsigned>(static_cast<int64_t>(p.batch) * p.kv_heads * tiles), kPoolThreads, smem, stream>>>(p);
+cudaError_t select_launch(const StageArgs& a, cudaStream_t stream) {
+  const bool cache = a.sel.candidates <= kSelectCachedKeys;
+  const size_t smem = cache ? static_cast<size_t>(a.sel.candidates) * sizeof(uint32_t) : 0;
+  select_kernel<<<static_cast<unsigned>(kvcomp::cache_rows(a.sel)), kSelectThreads, smem, stream>>>(a);
   return cudaGetLastError();
 }
 
-cudaError_t select_launch(const Params& p, cudaStream_t stream) {
-  const bool cache = !p.keep_all && p.top_k > 0 && p.prefix <= kSelectCachedKeys;
-  const size_t smem = cache ? static_cast<size_t>(p.prefix) * sizeof(uint32_t) : 0;
-  select_kernel<<<static_cast<unsigned>(static_cast<int64_t>(p.batch) * p.kv_heads), kSelectThreads, smem, stream>>>(p);
+cudaError_t gather_launch(const StageArgs& a, cudaStream_t stream) {
+  const int64_t blocks = kvcomp::cache_rows(a.sel) * ((a.sel.capacity + kGatherRows - 1) / kGatherRows);
+  gather_kernel<<<static_cast<unsigned>(blocks), kGatherRows * 32, 0, stream>>>(a);
   return cudaGetLastError();
 }
 
-cudaError_t gather_launch(const Params& p, cudaStream_t stream) {
-  const int64_t blocks = static_cast<int64_t>(p.batch) * p.kv_heads * ((p.budget + kGatherRows - 1) / kGatherRows);
-  gather_kernel<<<static_cast<unsigned>(blocks), kGatherRows * 32, 0, stream>>>(p);
-  return cudaGetLastError();
-}
+}  // namespace attnbench::cuda::kv
 
-}  // namespace attnbench::cuda::snapkv
-
-// For tests/cuda/snapkv_cuda_test.cpp (found with dlsym, as philox_words.cu's entry): the select
-// kernel alone on host scores [rows][prefix] with `window` window tokens after the prefix; writes
-// kept [rows][top_k + window] (top_k prefix indices ascending, then the window). Returns 0, or −1
-// with a message in err.
-extern "C" int attnbench_cuda_snapkv_select(const float* scores, int rows, int prefix, int top_k, int window,
-                                            int32_t* kept, char* err, size_t err_len) {
+// For tests/cuda/kvcomp/kv_stages_cuda_test.cpp (found with dlsym, as philox_words.cu's entry): the
+// select kernel alone on host scores [score rows, candidates] and, with per-row budgets, host
+// row_budget [rows]; writes kept_idx [rows, capacity] and kept_len [rows]. Returns 0, or −1 with a
+// message in err.
+extern "C" int attnbench_cuda_kv_select(const attnbench::kvcomp::SelectionParams* s, const float* scores,
+                                        const int32_t* row_budget, int32_t* kept_idx, int32_t* kept_len, char* err,
+                                        size_t err_len) {
+  using namespace attnbench;
   using namespace attnbench::cuda;
-  using namespace attnbench::cuda::snapkv;
-  Params p{};
-  p.batch = rows;
-  p.kv_heads = 1;
-  p.obs_window = window;
-  p.kv_len = prefix + window;
-  p.prefix = prefix;
-  p.top_k = top_k;
-  p.budget = p.kept = top_k + window;
-  const size_t n_scores = static_cast<size_t>(rows) * prefix, n_kept = static_cast<size_t>(rows) * p.budget;
-  cudaError_t e = cudaMalloc(&p.score, n_scores * sizeof(float));
-  if (e == cudaSuccess) e = cudaMalloc(&p.kept_idx, n_kept * sizeof(int32_t));
-  if (e == cudaSuccess) e = cudaMalloc(&p.kept_len, static_cast<size_t>(rows) * sizeof(int32_t));
-  if (e == cudaSuccess) e = cudaMemcpy(p.score, scores, n_scores * sizeof(float), cudaMemcpyHostToDevice);
-  if (e == cudaSuccess) e = select_launch(p, nullptr);
-  if (e == cudaSuccess) e = cudaMemcpy(kept, p.kept_idx, n_kept * sizeof(int32_t), cudaMemcpyDeviceToHost);
-  (void)cudaFree(p.score);
-  (void)cudaFree(p.kept_idx);
-  (void)cudaFree(p.kept_len);
+  kv::StageArgs a{};
+  a.sel = *s;
+  const size_t n_scores = static_cast<size_t>(kvcomp::score_rows(*s)) * s->candidates;
+  const size_t rows = static_cast<size_t>(kvcomp::cache_rows(*s)), n_kept = rows * s->capacity;
+  float* d_scores = nullptr;
+  int32_t *d_budget = nullptr, *d_idx = nullptr, *d_len = nullptr;
+  cudaError_t e = cudaMalloc(&d_scores, (n_scores + 1) * sizeof(float));
+  if (e == cudaSuccess) e = cudaMalloc(&d_budget, rows * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_idx, n_kept * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_len, rows * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMemcpy(d_scores, scores, n_scores * sizeof(float), cudaMemcpyHostToDevice);
+  if (e == cudaSuccess && s->row_budgets) e = cudaMemcpy(d_budget, row_budget, rows * sizeof(int32_t), cudaMemcpyHostToDevice);
+  a.scores = d_scores;
+  a.row_budget = d_budget;
+  a.kept_idx = d_idx;
+  a.kept_len = d_len;
+  if (e == cudaSuccess) e = kv::select_launch(a, nullptr);
+  if (e == cudaSuccess) e = cudaMemcpy(kept_idx, d_idx, n_kept * sizeof(int32_t), cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(kept_len, d_len, rows * sizeof(int32_t), cudaMemcpyDeviceToHost);
+  (void)cudaFree(d_scores);
+  (void)cudaFree(d_budget);
+  (void)cudaFree(d_idx);
+  (void)cudaFree(d_len);
   return entry_result(e, err, err_len);
 }

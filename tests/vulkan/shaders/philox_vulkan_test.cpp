@@ -30,7 +30,7 @@ Generated device_stream(vulkan::VulkanBackend& be, uint64_t seed, uint32_t strea
   auto k = be.bind(p, {words.get(), uniforms.get()});
   const uint32_t push[7] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), stream, domain,
                             static_cast<uint32_t>(first), static_cast<uint32_t>(first >> 32), count};
-  be.dispatch(*k, push, sizeof push, (count + 63) / 64);
+  be.dispatch(*k, push, (count + 63) / 64);
   be.synchronize();
   HostTensor w("words", DType::i32, {count}), u("uniforms", DType::f32, {count});
   be.download(*words, w);

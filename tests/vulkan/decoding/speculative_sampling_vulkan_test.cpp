@@ -62,12 +62,12 @@ TEST_CASE("speculative_sampling's draws on Vulkan are the host's words and unifo
     BufferPtr ru = be.allocator().allocate(n_race * 4, "race_uniforms", BufferRole::output);
     const PhiloxStream accept(site.seed, decoding::kAcceptSite, kDomainDraws);
     const PhiloxStream race(site.seed, decoding::kRaceSite, kDomainDraws);
-    const uint32_t push[12] = {static_cast<uint32_t>(site.seed), static_cast<uint32_t>(site.seed >> 32),
+    const uint32_t push[10] = {static_cast<uint32_t>(site.seed), static_cast<uint32_t>(site.seed >> 32),
                                accept.stream_id(), race.stream_id(), site.row0, site.rows, site.K, site.V,
                                site.spans, site.span_len};
     auto k = be.bind(be.pipeline("speculative_sampling_draws_probe", {64}, 4), {aw.get(), au.get(), rw.get(), ru.get()});
     const uint32_t invocations = std::max(n_accept, site.rows * (site.K + 1) * site.spans);
-    be.dispatch(*k, push, sizeof push, (invocations + 63) / 64);
+    be.dispatch(*k, push, (invocations + 63) / 64);
     be.synchronize();
     const decoding::SpecShape s{site.row0 + site.rows, site.row0 + site.rows, site.K, site.V, false};
     const std::vector<uint32_t> words = download_words(be, *aw, n_accept), uniforms = download_words(be, *au, n_accept);

@@ -1,0 +1,27 @@
+// snapkv on CUDA between its two logits kernels (snapkv_logits.cuh): the statistics' merge over
+// the key splits (snapkv_launch.h). Pooling, selection and the gather are the family's (kv_stages.h).
+#include "snapkv_logits.cuh"
+
+namespace attnbench::cuda::snapkv {
+namespace {
+
+__global__ void __launch_bounds__(kCombineThreads) combine_kernel(const Params p) {
+  const int64_t rows = static_cast<int64_t>(p.sel.batch) * p.sel.q_heads * p.m.obs_window;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kCombineThreads + threadIdx.x;
+  if (row >= rows) return;
+  float m = neg_inf(), l = 0.0f;
+  for (int s = 0; s < p.splits; ++s) merge_stats(m, l, p.part_m[s * rows + row], p.part_l[s * rows + row]);
+  // Every window query sees key 0, so l ≥ 1 (its max contributes exp(0)).
+  p.row_m[row] = m;
+  p.row_inv_l[row] = 1.0f / l;
+}
+
+}  // namespace
+
+cudaError_t combine_launch(const Params& p, cudaStream_t stream) {
+  const int64_t rows = static_cast<int64_t>(p.sel.batch) * p.sel.q_heads * p.m.obs_window;
+  combine_kernel<<<static_cast<unsigned>((rows + kCombineThreads - 1) / kCombineThreads), kCombineThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace attnbench::cuda::snapkv

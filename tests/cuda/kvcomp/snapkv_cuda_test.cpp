@@ -1,0 +1,58 @@
+// snapkv on CUDA beyond the family's cases (scored_selection_cuda_test.cpp): its scoring kernels'
+// edges — head dims off the vector paths, a window of one query, wide pooling, head_dim 512, a
+// prefix too long for the select kernel's key cache, the Llama-3-8B shape — pass the SET check;
+// and equal scores keep the smallest indices.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "reference/kvcomp/snapkv_common.h"
+#include "support.h"
+
+using namespace attnbench;
+
+namespace {
+
+// Head dims off the vector paths (one dim; not a multiple of 8 for 16-bit K rows; odd), a window of
+// one query, wide pooling, head_dim 512, a prefix too long for the select kernel's key cache, and
+// the Llama-3-8B shape of suites/ci.json.
+const std::vector<std::string> kCases = {
+    "snapkv/batch=1,q_heads=6,kv_heads=3,head_dim=1,kv_len=333,obs_window=5,budget=40/f32/s7",
+    "snapkv/batch=1,q_heads=4,kv_heads=2,head_dim=20,kv_len=450,obs_window=1,budget=30,pool_kernel=31/f16/s8",
+    "snapkv/batch=1,q_heads=2,kv_heads=1,head_dim=37,kv_len=700,obs_window=64,budget=200,pool=avg,pool_kernel=9/bf16/s9",
+    "snapkv/batch=1,q_heads=4,kv_heads=1,head_dim=512,kv_len=300,obs_window=16,budget=50/f32/s10",
+    "snapkv/batch=1,q_heads=2,kv_heads=2,head_dim=64,kv_len=20000,obs_window=32,budget=2048/bf16/s11",
+    "snapkv/batch=1,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,obs_window=64,budget=512/bf16/s12",
+};
+
+}  // namespace
+
+TEST_CASE("snapkv cuda: the scoring kernels' edges pass the SET check", "[cuda]") {
+  Backend& be = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(kCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("snapkv cuda: equal scores keep the smallest prefix indices", "[cuda]") {
+  Backend& be = test::require_backend("cuda");
+  // Every key of a head equal to its first: every logit of a window query is the same, so every
+  // prefix token scores the same, bit for bit, and the tie rule keeps 0 .. top_k − 1.
+  const Case c = test::case_from_id("snapkv/batch=2,q_heads=6,kv_heads=2,head_dim=48,kv_len=600,obs_window=16,budget=80/f32/s3");
+  const kvcomp::SelectionParams s = kvcomp::selection_params(c);
+  TensorMap in = c.method->inputs(c);
+  HostTensor& k = in.at("k");
+  std::vector<double> first(s.head_dim);
+  for (int64_t bg = 0; bg < kvcomp::cache_rows(s); ++bg) {
+    k.get_row(bg * s.kv_len * s.head_dim, s.head_dim, first.data());
+    for (int64_t j = 1; j < s.kv_len; ++j)
+      for (int64_t x = 0; x < s.head_dim; ++x) k.set((bg * s.kv_len + j) * s.head_dim + x, first[x]);
+  }
+  const RowResult row = test::check_with_inputs(c, std::move(in), be, "radix");
+  REQUIRE(row.status == "pass");
+  const HostTensor& idx = row.outputs.at("kept_idx");
+  for (int64_t bg = 0; bg < kvcomp::cache_rows(s); ++bg)
+    for (int64_t r = 0; r < s.capacity; ++r) {
+      const int64_t want = r < s.top_k ? r : s.candidates + (r - s.top_k);
+      CHECK(idx.get(bg * s.capacity + r) == static_cast<double>(want));
+    }
+}
+
