@@ -1,40 +1,63 @@
-// Shared definition of the exact attention methods mha, mqa and gqa (METHODS.md A-MHA, A-MQA,
-// A-GQA; PRIM-ATTN). They differ only in how query heads share KV heads:
+// Shared definition of the exact attention methods mha, mqa and gqa (catalog A-MHA, A-MQA, A-GQA:
+// masked scaled-dot-product attention with shared KV heads). They differ only in how query heads
+// share KV heads:
 //   g(h) = floor(h / G), G = q_heads / kv_heads   (mha: kv_heads = q_heads; mqa: kv_heads = 1)
 //
-// Canonical layout and semantics (DESIGN.md §3):
+// Canonical layout and semantics (docs/design.md "Canonical layouts"):
 //   q      [batch, q_heads, q_len, head_dim]        case dtype
-//   k, v   [batch, kv_heads, kv_cap, head_dim]      case dtype, NaN beyond kv_len[b]
-//   kv_len [batch]                                   i32
+//   k, v   [batch, kv_heads, kv_cap, head_dim]      case dtype, NaN beyond the row's length
+//   kv_len [batch] i32, or [batch, kv_heads] with head_lengths (each KV head its own length:
+//          the ragged caches per-head KV compression leaves)
 //   O      [batch, q_heads, q_len, head_dim]        case dtype
 //   LSE    [batch, q_heads, q_len]                  f32, natural log of Σ_j exp(scale·q·k_j)
-// Causal masking is bottom-right aligned: query i sees keys j ≤ kv_len − q_len + i. A row with no
-// visible key has O = 0 and LSE = −inf. scale = 1/sqrt(head_dim).
+// Causal masking is bottom-right aligned: query i sees keys j ≤ len − q_len + i, len the length of
+// its (sequence, KV head). A row with no visible key has O = 0 and LSE = −inf.
+// scale = 1/sqrt(head_dim).
 //
-// This header is light (no JSON) so impls on every backend can use attention_shape().
-#pragma once
+// Light on purpose: CUDA device code includes it, and so do the Vulkan shaders, which read only
+// the field list (C++ lives inside __cplusplus).
+#ifndef ATTNBENCH_ATTENTION_COMMON_H
+#define ATTNBENCH_ATTENTION_COMMON_H
 
-#include <cmath>
+#define ATTNBENCH_ATTENTION_FIELDS(X)                                            \
+  X(i32, batch)                                                                  \
+  X(i32, q_heads)                                                                \
+  X(i32, kv_heads)                                                               \
+  X(i32, group)        /* q_heads / kv_heads */                                  \
+  X(i32, head_dim)                                                               \
+  X(i32, q_len)                                                                  \
+  X(i32, kv_cap)       /* keys per (sequence, KV head) in memory */              \
+  X(i32, causal)                                                                 \
+  X(i32, head_lengths) /* 1: kv_len is [batch, kv_heads], else [batch] */        \
+  X(f32, scale)        /* 1 / sqrt(head_dim) */
+
+#ifdef __cplusplus
 #include <cstdint>
 
-#include "attnbench/caseid.h"
+#include "attnbench/param_struct.h"
+
+namespace attnbench {
+struct Case;
+}
 
 namespace attnbench::attention {
 
-struct Shape {
-  int64_t batch, q_heads, kv_heads, head_dim, q_len, kv_cap;
-  bool causal;
-  int64_t group() const { return q_heads / kv_heads; }
-  double scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
-  // Keys visible to query row i of a sequence with kv_len keys: [0, visible_end).
-  int64_t visible_end(int64_t kv_len, int64_t i) const {
-    if (!causal) return kv_len;
-    const int64_t end = kv_len - q_len + i + 1;
-    return end < 0 ? 0 : (end > kv_len ? kv_len : end);
-  }
-};
+ATTNBENCH_PARAM_STRUCT(AttentionParams, ATTNBENCH_ATTENTION_FIELDS);
 
-// The shape of a case of mha, mqa or gqa.
-Shape attention_shape(const Case& c);
+// The parameters of a case of mha, mqa or gqa.
+AttentionParams attention_params(const Case& c);
+
+// The element of kv_len that holds the length of (sequence b, KV head g).
+ATTNBENCH_HD inline int64_t kv_len_index(const AttentionParams& s, int64_t b, int64_t g) {
+  return s.head_lengths ? b * s.kv_heads + g : b;
+}
+// Keys visible to query row i of a (sequence, KV head) with kv_len keys: [0, visible_end).
+ATTNBENCH_HD inline int64_t visible_end(const AttentionParams& s, int64_t kv_len, int64_t i) {
+  if (!s.causal) return kv_len;
+  const int64_t end = kv_len - s.q_len + i + 1;
+  return end < 0 ? 0 : (end > kv_len ? kv_len : end);
+}
 
 }  // namespace attnbench::attention
+#endif  // __cplusplus
+#endif

@@ -12,14 +12,17 @@
 
 namespace attnbench::attention {
 
-Shape attention_shape(const Case& c) {
+AttentionParams attention_params(const Case& c) {
   const auto* spec = dynamic_cast<const AttentionSpec*>(c.method);
   ATTNBENCH_ASSERT(spec, c.method_name(), " is not an attention method");
-  const int64_t hq = c.i64("q_heads");
-  int64_t hkv = hq;
+  const auto hq = static_cast<int32_t>(c.i64("q_heads"));
+  int32_t hkv = hq;
   if (spec->sharing() == HeadSharing::single) hkv = 1;
-  if (spec->sharing() == HeadSharing::grouped) hkv = c.i64("kv_heads");
-  return {c.i64("batch"), hq, hkv, c.i64("head_dim"), c.i64("q_len"), c.i64("kv_len"), c.flag("causal")};
+  if (spec->sharing() == HeadSharing::grouped) hkv = static_cast<int32_t>(c.i64("kv_heads"));
+  const auto d = static_cast<int32_t>(c.i64("head_dim"));
+  return {static_cast<int32_t>(c.i64("batch")), hq, hkv, hq / hkv, d, static_cast<int32_t>(c.i64("q_len")),
+          static_cast<int32_t>(c.i64("kv_len")), c.flag("causal"), c.flag("head_lengths"),
+          static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)))};
 }
 
 AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing) : info_(std::move(info)), sharing_(sharing) {
@@ -38,6 +41,13 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing) : info_(std::
   schema_.add({"causal", ParamType::Bool, Value(true), {}, {}, {}, {}, "bottom-right aligned causal mask"});
   schema_.add({"ragged", ParamType::Bool, Value(false), {}, {}, {}, {},
                "per-sequence lengths: sequence 0 has kv_len, the others a seeded length in [0, kv_len]"});
+  schema_.add({"head_lengths", ParamType::Bool, Value(false), {}, {}, {}, {},
+               "per-(sequence, KV head) lengths, kv_len [batch, kv_heads]: (0, 0) has kv_len, the others a "
+               "seeded length in [0, kv_len] (the caches per-head KV compression leaves)"});
+  schema_.rule("not both ragged and head_lengths", [](const Params& p, const std::string&) -> std::string {
+    if (!(p.flag("ragged") && p.flag("head_lengths"))) return {};
+    return "ragged=true and head_lengths=true: per-head lengths already vary per sequence";
+  });
   if (sharing_ == HeadSharing::grouped)
     schema_.rule("q_heads % kv_heads == 0", [](const Params& p, const std::string&) -> std::string {
       if (p.i64("q_heads") % p.i64("kv_heads") == 0) return {};
@@ -50,7 +60,7 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing) : info_(std::
 }
 
 std::vector<OutputDecl> AttentionSpec::outputs(const Case& c) const {
-  const Shape s = attention_shape(c);
+  const AttentionParams s = attention_params(c);
   OutputDecl o{"O", c.dtype, {s.batch, s.q_heads, s.q_len, s.head_dim}, CheckClass::TOL};
   o.doc = "O [batch, q_heads, q_len, head_dim]: softmax(scale·q·kᵀ)·v over visible keys; 0 for a row with none";
   OutputDecl lse{"LSE", DType::f32, {s.batch, s.q_heads, s.q_len}, CheckClass::TOL};
@@ -60,43 +70,49 @@ std::vector<OutputDecl> AttentionSpec::outputs(const Case& c) const {
 
 namespace {
 
-std::vector<int64_t> sequence_lengths(const Case& c, const Shape& s) {
-  std::vector<int64_t> len(s.batch, s.kv_cap);
-  if (c.flag("ragged")) {
+// The length of every (sequence, KV head), [batch, kv_heads]: the kv_len input holds one per
+// sequence (the same for its KV heads) or, with head_lengths, one per KV head. Element 0 has the
+// capacity; the others, when lengths vary, a seeded length in [0, capacity].
+std::vector<int64_t> kv_lengths(const Case& c, const AttentionParams& s) {
+  std::vector<int64_t> len(int64_t{s.batch} * s.kv_heads, s.kv_cap);
+  const bool per_head = s.head_lengths, per_sequence = c.flag("ragged");
+  if (per_head || per_sequence) {
     const PhiloxStream stream(c.seed, "kv_len", kDomainInputs);
-    for (int64_t b = 1; b < s.batch; ++b)
-      len[b] = std::min<int64_t>(s.kv_cap, static_cast<int64_t>(stream.uniform_f64(b) * static_cast<double>(s.kv_cap + 1)));
+    for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg) {
+      const int64_t n = per_head ? bg : bg / s.kv_heads;  // the draw of this row's kv_len element
+      if (n > 0) len[bg] = std::min<int64_t>(s.kv_cap, static_cast<int64_t>(stream.uniform_f64(n) * static_cast<double>(s.kv_cap + 1)));
+    }
   }
   return len;
 }
 
 // Visible (query, key) pairs of the whole case: the work that matters.
-double visible_pairs(const Shape& s, const std::vector<int64_t>& len) {
+double visible_pairs(const AttentionParams& s, const std::vector<int64_t>& len) {
   double pairs = 0;
-  for (int64_t b = 0; b < s.batch; ++b)
-    for (int64_t i = 0; i < s.q_len; ++i) pairs += static_cast<double>(s.visible_end(len[b], i));
-  return pairs * static_cast<double>(s.q_heads);
+  for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg)
+    for (int64_t i = 0; i < s.q_len; ++i) pairs += static_cast<double>(visible_end(s, len[bg], i));
+  return pairs * static_cast<double>(s.group);
 }
 
 }  // namespace
 
 TensorMap AttentionSpec::inputs(const Case& c) const {
-  const Shape s = attention_shape(c);
-  const auto len = sequence_lengths(c, s);
+  const AttentionParams s = attention_params(c);
+  const auto len = kv_lengths(c, s);
   TensorMap in;
   in.emplace("q", normal_tensor("q", c.dtype, {s.batch, s.q_heads, s.q_len, s.head_dim}, c.seed));
   for (const char* name : {"k", "v"}) {
     HostTensor t = normal_tensor(name, c.dtype, {s.batch, s.kv_heads, s.kv_cap, s.head_dim}, c.seed);
-    // Padding beyond a sequence's length is NaN: an impl that reads it fails the check.
-    for (int64_t b = 0; b < s.batch; ++b)
-      for (int64_t h = 0; h < s.kv_heads; ++h)
-        for (int64_t j = len[b]; j < s.kv_cap; ++j)
-          for (int64_t x = 0; x < s.head_dim; ++x)
-            t.set(((b * s.kv_heads + h) * s.kv_cap + j) * s.head_dim + x, std::numeric_limits<double>::quiet_NaN());
+    // Padding beyond a row's length is NaN: an impl that reads it fails the check.
+    for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg)
+      for (int64_t j = len[bg]; j < s.kv_cap; ++j)
+        for (int64_t x = 0; x < s.head_dim; ++x)
+          t.set((bg * s.kv_cap + j) * s.head_dim + x, std::numeric_limits<double>::quiet_NaN());
     in.emplace(name, std::move(t));
   }
-  HostTensor kv_len("kv_len", DType::i32, {s.batch});
-  for (int64_t b = 0; b < s.batch; ++b) kv_len.set(b, static_cast<double>(len[b]));
+  HostTensor kv_len = s.head_lengths ? HostTensor("kv_len", DType::i32, {s.batch, s.kv_heads})
+                                     : HostTensor("kv_len", DType::i32, {s.batch});
+  for (int64_t i = 0; i < kv_len.numel(); ++i) kv_len.set(i, static_cast<double>(len[s.head_lengths ? i : i * s.kv_heads]));
   in.emplace("kv_len", std::move(kv_len));
   return in;
 }
@@ -110,16 +126,17 @@ struct RowScratch {
 };
 
 // One query row, exactly, in fp64 (two-pass softmax).
-void reference_row(const Shape& s, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b, int64_t h,
+void reference_row(const AttentionParams& s, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b, int64_t h,
                    int64_t i, int64_t kv_len, double* o, double* lse, RowScratch& w) {
-  const int64_t d = s.head_dim, g = h / s.group();
+  const int64_t d = s.head_dim, g = h / s.group;
   const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d;
-  const int64_t end = s.visible_end(kv_len, i);
+  const int64_t end = visible_end(s, kv_len, i);
   std::fill(o, o + d, 0.0);
   if (end == 0) {
     *lse = -INFINITY;
     return;
   }
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   w.q.resize(d);
   w.kv.resize(d);
   w.scores.resize(end);
@@ -129,7 +146,7 @@ void reference_row(const Shape& s, const HostTensor& q, const HostTensor& k, con
     k.get_row(kv_off + j * d, d, w.kv.data());
     double dot = 0;
     for (int64_t x = 0; x < d; ++x) dot += w.q[x] * w.kv[x];
-    w.scores[j] = s.scale() * dot;
+    w.scores[j] = scale * dot;
     m = std::max(m, w.scores[j]);
   }
   double l = 0;
@@ -146,17 +163,17 @@ void reference_row(const Shape& s, const HostTensor& q, const HostTensor& k, con
 // The same row computed the straightforward way in the case's precision (methodology.md, TOL):
 // inputs in the storage dtype, fp32 dot products and sums in key order, P rounded to the storage
 // dtype before P·V, O rounded to the storage dtype.
-void baseline_row(const Shape& s, DType dtype, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b,
+void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b,
                   int64_t h, int64_t i, int64_t kv_len, double* o, double* lse, RowScratch& w) {
-  const int64_t d = s.head_dim, g = h / s.group();
+  const int64_t d = s.head_dim, g = h / s.group;
   const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d;
-  const int64_t end = s.visible_end(kv_len, i);
+  const int64_t end = visible_end(s, kv_len, i);
   if (end == 0) {
     std::fill(o, o + d, 0.0);
     *lse = -INFINITY;
     return;
   }
-  const float scale = static_cast<float>(s.scale());
+  const float scale = s.scale;
   w.q32.resize(d);
   w.kv32.resize(d);
   w.scores32.resize(end);
@@ -185,9 +202,9 @@ void baseline_row(const Shape& s, DType dtype, const HostTensor& q, const HostTe
 }  // namespace
 
 Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
-  const Shape s = attention_shape(c);
+  const AttentionParams s = attention_params(c);
   const HostTensor &q = in.at("q"), &k = in.at("k"), &v = in.at("v"), &kv_len = in.at("kv_len");
-  const int64_t rows = s.batch * s.q_heads * s.q_len;
+  const int64_t rows = int64_t{s.batch} * s.q_heads * s.q_len;
   Reference ref;
   ref.total_rows = rows;
   const double flops = work(c).flops;
@@ -213,7 +230,7 @@ Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t r = todo[t];
       const int64_t i = r % s.q_len, h = (r / s.q_len) % s.q_heads, b = r / (s.q_len * s.q_heads);
-      const auto len = static_cast<int64_t>(kv_len.get(b));
+      const auto len = static_cast<int64_t>(kv_len.get(kv_len_index(s, b, h / s.group)));
       reference_row(s, q, k, v, b, h, i, len, o.data<double>() + r * s.head_dim, lse.data<double>() + r, scratch);
       baseline_row(s, c.dtype, q, k, v, b, h, i, len, o_base.data<double>() + r * s.head_dim, lse_base.data<double>() + r,
                    scratch);
@@ -228,16 +245,16 @@ Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
 }
 
 Work AttentionSpec::work(const Case& c) const {
-  const Shape s = attention_shape(c);
-  const auto len = sequence_lengths(c, s);
+  const AttentionParams s = attention_params(c);
+  const auto len = kv_lengths(c, s);
   const double es = static_cast<double>(dtype_size(c.dtype));
   Work w;
   w.flops = 4.0 * static_cast<double>(s.head_dim) * visible_pairs(s, len);
-  double kv_rows = 0;
-  for (int64_t b = 0; b < s.batch; ++b) kv_rows += static_cast<double>(len[b]);
-  const double q_rows = static_cast<double>(s.batch * s.q_heads * s.q_len);
-  w.bytes = q_rows * s.head_dim * es                                  // Q
-            + 2.0 * kv_rows * static_cast<double>(s.kv_heads * s.head_dim) * es  // K, V (valid rows)
+  double kv_rows = 0;  // valid rows of K (and of V) over every (sequence, KV head)
+  for (int64_t n : len) kv_rows += static_cast<double>(n);
+  const double q_rows = static_cast<double>(s.batch) * s.q_heads * s.q_len;
+  w.bytes = q_rows * s.head_dim * es                                   // Q
+            + 2.0 * kv_rows * static_cast<double>(s.head_dim) * es      // K, V (valid rows)
             + q_rows * (s.head_dim * es + 4.0);                          // O, LSE
   w.bound = c.phase == "decode" ? Bound::memory : Bound::compute;
   return w;

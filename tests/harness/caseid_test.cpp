@@ -40,7 +40,7 @@ TEST_CASE("every case id of every suite round-trips", "[unit]") {
 
 TEST_CASE("ids list every parameter, defaults included, in schema order", "[unit]") {
   const Case c = parse_case_id("gqa/decode/kv_len=8192,q_heads=32,batch=16/bf16/s1");
-  CHECK(c.id() == "gqa/decode/batch=16,q_heads=32,kv_heads=8,head_dim=128,q_len=1,kv_len=8192,causal=true,ragged=false/bf16/s1");
+  CHECK(c.id() == "gqa/decode/batch=16,q_heads=32,kv_heads=8,head_dim=128,q_len=1,kv_len=8192,causal=true,ragged=false,head_lengths=false/bf16/s1");
 }
 
 TEST_CASE("malformed ids are rejected with the reason", "[unit]") {

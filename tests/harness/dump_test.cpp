@@ -35,7 +35,7 @@ std::string python_blocks(const std::string& path) {
 TEST_CASE("dump writes inputs and reference; numpy regenerates inputs and draws from docs/dump.md", "[unit]") {
   // A seed above 2^32 so both key words matter.
   const uint64_t seed = 0x100000007ull;
-  const std::string id = "gqa/prefill/batch=1,q_heads=2,kv_heads=1,head_dim=64,q_len=64,kv_len=70,causal=true,ragged=false/f32/s" +
+  const std::string id = "gqa/prefill/batch=1,q_heads=2,kv_heads=1,head_dim=64,q_len=64,kv_len=70,causal=true,ragged=false,head_lengths=false/f32/s" +
                          std::to_string(seed);
   const std::string dir = test::binary_path("dump_test");
   std::filesystem::remove_all(dir);

@@ -26,19 +26,19 @@ class CpuAttention final : public Impl {
     CpuBackend& cpu = as_cpu(backend);
     pool_ = &cpu.pool();
     kernels_ = &cpu.kernels<attn::KernelTable>();
-    const attention::Shape s = attention::attention_shape(c);
+    const attention::AttentionParams s = attention::attention_params(c);
     const int64_t w = kernels_->vector_width;
-    problem_ = {s, c.dtype, (s.head_dim + w - 1) / w * w, static_cast<float>(s.scale()),
+    problem_ = {s, c.dtype, (s.head_dim + w - 1) / w * w, s.scale,
                 io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io["kv_len"].ptr<int32_t>(),
                 io["O"].ptr(), io["LSE"].ptr<float>()};
-    rows_ = s.group() * s.q_len;
-    groups_ = s.batch * s.kv_heads;
+    rows_ = int64_t{s.group} * s.q_len;
+    groups_ = int64_t{s.batch} * s.kv_heads;
     const int64_t threads = pool_->size();
     if (rows_ <= attn::kDirectRows) {
       // Enough splits for about 16 tasks per thread, each at least 1024 keys long: tasks are
       // handed out dynamically, so a thread slowed by other work on the machine costs little.
       const int64_t want = (16 * threads + groups_ - 1) / groups_;
-      splits_ = std::clamp<int64_t>(std::min(want, s.kv_cap / 1024), 1, 64);
+      splits_ = std::clamp<int64_t>(std::min<int64_t>(want, s.kv_cap / 1024), 1, 64);
       row_blocks_ = 1;
     } else {
       splits_ = 1;
@@ -78,8 +78,8 @@ class CpuAttention final : public Impl {
  private:
   // O = Σ_s e^(m_s − M)·O_s / Σ_s e^(m_s − M)·l_s with M = max_s m_s; LSE = M + log L.
   void merge_splits() {
-    const attention::Shape& s = problem_.s;
-    const int64_t dp = problem_.dp, G = s.group(), per_split = rows_ * (dp + 2);
+    const attention::AttentionParams& s = problem_.s;
+    const int64_t dp = problem_.dp, G = s.group, per_split = rows_ * (dp + 2);
     const size_t es = dtype_size(problem_.dtype);
     pool_->parallel_for(groups_, [&](int64_t begin, int64_t end) {
       std::vector<float> acc(dp);

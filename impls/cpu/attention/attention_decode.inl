@@ -211,7 +211,7 @@ inline void attend_few(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
   const FewScratch f = few_layout(scratch, dp);
   int64_t end[kDirectRows];
   float m[kDirectRows];
-  const int64_t jmax = visible_ends(P, b, r0, nr, j0, j1, end);
+  const int64_t jmax = visible_ends(P, b, g, r0, nr, j0, j1, end);
   pack_queries(P, b, g, r0, nr, f.q);
   std::fill(f.o, f.o + nr * dp, 0.0f);
   std::fill(f.l, f.l + nr * W, 0.0f);

@@ -21,7 +21,7 @@
 namespace attnbench::cpu::attn {
 
 struct Problem {
-  attention::Shape s;
+  attention::AttentionParams s;
   DType dtype;
   int64_t dp;   // head_dim padded to the vector width
   float scale;

@@ -100,7 +100,7 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
   const int64_t d = s.head_dim, dp = P.dp;
   const ScratchLayout sc = layout(scratch, dp);
   int64_t end[kMaxRowsPerTask];
-  const int64_t jmax = visible_ends(P, b, r0, nr, j0, j1, end);
+  const int64_t jmax = visible_ends(P, b, g, r0, nr, j0, j1, end);
   pack_queries(P, b, g, r0, nr, sc.q);
   std::fill(sc.m, sc.m + nr, -INFINITY);
   std::fill(sc.l, sc.l + nr, 0.0f);

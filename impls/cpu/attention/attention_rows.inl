@@ -42,7 +42,7 @@ inline void from_f32(const float* src, int64_t n, DType t, void* dst) {
 
 // Index of packed row r of group g in the [batch, q_heads, q_len] row space of Q, O and LSE.
 inline int64_t query_row(const Problem& P, int64_t b, int64_t g, int64_t r) {
-  const int64_t G = P.s.group(), h = g * G + r % G, i = r / G;
+  const int64_t G = P.s.group, h = g * G + r % G, i = r / G;
   return (b * P.s.q_heads + h) * P.s.q_len + i;
 }
 
@@ -57,12 +57,13 @@ inline void pack_queries(const Problem& P, int64_t b, int64_t g, int64_t r0, int
 }
 
 // Keys each row sees within the task's range [j0, j1): [j0, end[rr]).
-inline int64_t visible_ends(const Problem& P, int64_t b, int64_t r0, int64_t nr, int64_t j0, int64_t j1, int64_t* end) {
-  const int64_t kv_len = P.kv_len[b], G = P.s.group();
+inline int64_t visible_ends(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t nr, int64_t j0, int64_t j1,
+                            int64_t* end) {
+  const int64_t kv_len = P.kv_len[attention::kv_len_index(P.s, b, g)], G = P.s.group;
   j1 = std::min(j1, kv_len);
   int64_t jmax = j0;
   for (int64_t rr = 0; rr < nr; ++rr) {
-    end[rr] = std::max(j0, std::min(j1, P.s.visible_end(kv_len, (r0 + rr) / G)));
+    end[rr] = std::max(j0, std::min(j1, attention::visible_end(P.s, kv_len, (r0 + rr) / G)));
     jmax = std::max(jmax, end[rr]);
   }
   return jmax;

@@ -53,7 +53,7 @@ Kernel general_kernel() {
 
 // Decode packs G·q_len rows per KV head; two 16-row MMA tiles per CTA when there are more than 16
 // (up to head_dim 128: at 256 the second tile's accumulators would not fit in registers).
-int decode_mma_tiles(const attention::Shape& s) { return s.group() * s.q_len > 16 && s.head_dim <= 128 ? 2 : 1; }
+int decode_mma_tiles(const attention::AttentionParams& s) { return s.group * s.q_len > 16 && s.head_dim <= 128 ? 2 : 1; }
 
 template <Elem E>
 std::optional<Kernel> mma_kernel_of(bool decode, int d, int mt) {
@@ -74,7 +74,7 @@ std::optional<Kernel> mma_kernel_of(bool decode, int d, int mt) {
 }
 
 std::optional<Kernel> mma_kernel(const Case& c) {
-  const attention::Shape s = attention::attention_shape(c);
+  const attention::AttentionParams s = attention::attention_params(c);
   const bool decode = c.phase == "decode";
   const int d = static_cast<int>(s.head_dim), mt = decode_mma_tiles(s);
   switch (c.dtype) {
@@ -119,15 +119,15 @@ int choose_splits(int64_t base_ctas, int64_t slots, int64_t max_splits) {
   return 1;
 }
 
-Support common_limits(const Case& c, const attention::Shape& s, const Kernel& k, const DeviceLimits& limits) {
+Support common_limits(const Case& c, const attention::AttentionParams& s, const Kernel& k, const DeviceLimits& limits) {
   if (k.shape.smem_bytes > limits.shared_mem_bytes)
     return Support::no(cat("needs ", k.shape.smem_bytes, " bytes of shared memory per block; the device allows ",
                            limits.shared_mem_bytes));
-  const int64_t row_blocks = (s.group() * s.q_len + k.shape.rows_per_cta - 1) / k.shape.rows_per_cta;
+  const int64_t row_blocks = (s.group * s.q_len + k.shape.rows_per_cta - 1) / k.shape.rows_per_cta;
   // Grid y of the prefill kernel, and x of the split kernels with up to kMaxSplits splits.
   const int64_t max_blocks = k.splits_kv ? (int64_t{1} << 31) / attn::kMaxSplits : 65535;
   if (row_blocks > max_blocks)
-    return Support::no(cat(c.phase, ": ", s.group() * s.q_len, " packed rows per KV head exceed the grid"));
+    return Support::no(cat(c.phase, ": ", s.group * s.q_len, " packed rows per KV head exceed the grid"));
   return Support::yes();
 }
 
@@ -136,7 +136,7 @@ class CudaAttention : public Impl {
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     CudaBackend& be = as_cuda(backend);
     stream_ = be.stream();
-    const attention::Shape s = attention::attention_shape(c);
+    const attention::AttentionParams s = attention::attention_params(c);
     const std::optional<Kernel> k = pick(c);
     ATTNBENCH_ASSERT(k, "prepare() of a case supports() refused: ", c.id());
     kernel_ = *k;
@@ -153,22 +153,14 @@ class CudaAttention : public Impl {
     p.kv_len = io["kv_len"].ptr<int32_t>();
     p.o = io["O"].ptr();
     p.lse = io["LSE"].ptr<float>();
-    p.batch = static_cast<int>(s.batch);
-    p.q_heads = static_cast<int>(s.q_heads);
-    p.kv_heads = static_cast<int>(s.kv_heads);
-    p.head_dim = static_cast<int>(s.head_dim);
-    p.q_len = static_cast<int>(s.q_len);
-    p.group = static_cast<int>(s.group());
-    p.kv_cap = s.kv_cap;
-    p.causal = s.causal;
-    p.scale = static_cast<float>(s.scale());
-    p.scale_log2 = static_cast<float>(s.scale() * 1.4426950408889634074);  // scale·log2(e)
+    p.s = s;
+    p.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)) * 1.4426950408889634074);  // scale·log2(e)
 
-    const int64_t rows = s.group() * s.q_len;
+    const int64_t rows = int64_t{s.group} * s.q_len;
     row_blocks_ = static_cast<int>((rows + kernel_.shape.rows_per_cta - 1) / kernel_.shape.rows_per_cta);
     p.splits = 1;
     if (kernel_.splits_kv) {
-      const int64_t base = s.batch * s.kv_heads * row_blocks_;
+      const int64_t base = int64_t{s.batch} * s.kv_heads * row_blocks_;
       const int64_t slots = static_cast<int64_t>(be.props().multiProcessorCount) * ctas_per_sm;
       const int64_t max_splits = std::clamp<int64_t>(s.kv_cap / std::max(1, kernel_.shape.min_keys_per_split), 1,
                                                      attn::kMaxSplits);
@@ -212,7 +204,7 @@ class CudaAttention : public Impl {
 class CudaAttentionMma final : public CudaAttention {
  public:
   Support supports(const Case& c, const DeviceLimits& limits) const override {
-    const attention::Shape s = attention::attention_shape(c);
+    const attention::AttentionParams s = attention::attention_params(c);
     if (c.dtype != DType::f16 && c.dtype != DType::bf16)
       return Support::no(cat(dtype_name(c.dtype), ": the mma variant takes f16 and bf16 (tensor cores)"));
     if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
@@ -227,7 +219,7 @@ class CudaAttentionMma final : public CudaAttention {
 class CudaAttentionGeneral final : public CudaAttention {
  public:
   Support supports(const Case& c, const DeviceLimits& limits) const override {
-    const attention::Shape s = attention::attention_shape(c);
+    const attention::AttentionParams s = attention::attention_params(c);
     const std::optional<Kernel> k = general_kernel(c);
     if (!k) return Support::no(cat(dtype_name(c.dtype), " head_dim=", s.head_dim, ": the general variant takes f32, f16 "
                                    "or bf16 with head_dim up to 512"));

@@ -1,6 +1,7 @@
 // The interface between the CUDA attention impls (attention_cuda.cpp, host C++) and the kernels
 // (*.cuh, instantiated one per .cu file in the build folder from attention/instances.cmake).
-// Light on purpose: no JSON, no attnbench headers, so nvcc's device passes parse little.
+// Light on purpose: no JSON, no attnbench headers beyond the method's parameter struct, so nvcc's
+// device passes parse little.
 //
 // Rows are packed per KV head (GQA packing): the G = q_heads / kv_heads query heads that share
 // KV head g and the q_len queries form R = G·q_len rows, query-major,
@@ -13,25 +14,24 @@
 
 #include <cstdint>
 
+#include "reference/attention/attention_common.h"
+
 namespace attnbench::cuda::attn {
 
 enum class Elem { f32, f16, bf16 };
 
 struct Params {
+  attention::AttentionParams s;
   const void* q;          // [batch, q_heads, q_len, head_dim]      Elem
-  const void* k;          // [batch, kv_heads, kv_cap, head_dim]    Elem, NaN beyond kv_len[b]
+  const void* k;          // [batch, kv_heads, kv_cap, head_dim]    Elem, NaN beyond the row's length
   const void* v;
-  const int32_t* kv_len;  // [batch]
+  const int32_t* kv_len;  // [batch], or [batch, kv_heads] with s.head_lengths
   void* o;                // [batch, q_heads, q_len, head_dim]      Elem
   float* lse;             // [batch, q_heads, q_len]                natural log
   // Split-KV partials ([splits][rows][head_dim] and [splits][rows], rows = batch·q_heads·q_len,
   // row index as LSE's); null when splits == 1 and the kernel writes O and LSE itself.
   float* part_o;
   float* part_lse;
-  int batch, q_heads, kv_heads, head_dim, q_len, group;
-  int64_t kv_cap;
-  bool causal;
-  float scale;       // 1/sqrt(head_dim)
   float scale_log2;  // scale·log2(e): softmax in base 2, exp2(s·scale_log2 − m·scale_log2)
   int splits;        // KV splits per (batch, KV head, row block); 1 = no split
 };

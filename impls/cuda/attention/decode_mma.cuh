@@ -64,12 +64,12 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const SplitBlock<RM> blk(p);
-  const int split = blk.split, g = blk.g, b = blk.b, G = p.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
+  const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
   const KeyRange keys = split_keys<TN>(blk.n_end, p.splits, split);
   const int c0 = keys.begin, c1 = keys.end, n_tiles = keys.tiles;  // this split's keys [c0, c1)
   const int my_tiles = n_tiles > warp ? (n_tiles - warp + WARPS - 1) / WARPS : 0;  // tiles warp, warp+WARPS, ...
 
-  const int64_t head = (static_cast<int64_t>(b) * p.kv_heads + g) * p.kv_cap * D;
+  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
   const T* k_head = static_cast<const T*>(p.k) + head;
   const T* v_head = static_cast<const T*>(p.v) + head;
   const uint32_t pipe = q_s + static_cast<uint32_t>(Cfg::kQBytes + warp * Cfg::kWarpBytes);
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = min(r0 + mi * 16 + quad_row + 8 * h, R - 1);
-      key_limit[mi][h] = min(c1, visible_end(kv_len, p.q_len, r / G, p.causal));
+      key_limit[mi][h] = min(c1, visible_end(kv_len, p.s.q_len, r / G, p.s.causal));
     }
 
   float o[MT][DT][4], mx[MT][2], l[MT][2];
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
     }
   __syncthreads();
 
-  const int64_t rows_total = static_cast<int64_t>(p.batch) * p.q_heads * p.q_len;
+  const int64_t rows_total = static_cast<int64_t>(p.s.batch) * p.s.q_heads * p.s.q_len;
   if (tid < RM) {
     const int row = tid;
     float m = kNegInf;
@@ -210,8 +210,8 @@ template <Elem E, int D, int MT>
 cudaError_t decode_mma_launch(const Params& p, int row_blocks, cudaStream_t stream) {
   using T = typename ElemType<E>::T;
   using Cfg = DecodeConfig<D, MT>;
-  const dim3 grid(static_cast<unsigned>(row_blocks * p.splits), static_cast<unsigned>(p.kv_heads),
-                  static_cast<unsigned>(p.batch));
+  const dim3 grid(static_cast<unsigned>(row_blocks * p.splits), static_cast<unsigned>(p.s.kv_heads),
+                  static_cast<unsigned>(p.s.batch));
   decode_mma_kernel<T, D, MT><<<grid, Cfg::kThreads, Cfg::kSmem, stream>>>(p);
   return cudaGetLastError();
 }

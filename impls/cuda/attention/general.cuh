@@ -52,13 +52,13 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   float* p_s = v_s + BN * STRIDE;               // [ROWS][BN + 1]
 
   const int tid = threadIdx.x, ty = tid >> 3, tx = tid & 7;
-  const int D = p.head_dim;
+  const int D = p.s.head_dim;
   const SplitBlock<ROWS> blk(p);
-  const int split = blk.split, g = blk.g, b = blk.b, G = p.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
+  const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
   const KeyRange keys = split_keys<BN>(blk.n_end, p.splits, split);
   const int c0 = keys.begin, c1 = keys.end, n_tiles = keys.tiles;  // this split's keys [c0, c1)
 
-  const int64_t head = (static_cast<int64_t>(b) * p.kv_heads + g) * p.kv_cap * D;
+  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
   const T* k_head = static_cast<const T*>(p.k) + head;
   const T* v_head = static_cast<const T*>(p.v) + head;
 
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   if (n_tiles > 0) load_tile(0);
 
   const int row = r0 + ty;
-  const int key_limit = min(c1, visible_end(kv_len, p.q_len, min(row, R - 1) / G, p.causal));
+  const int key_limit = min(c1, visible_end(kv_len, p.s.q_len, min(row, R - 1) / G, p.s.causal));
   float o[CPT];
 #pragma unroll
   for (int c = 0; c < CPT; ++c) o[c] = 0.0f;
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   if (row >= R) return;
   const int64_t idx = packed_row_index(p, b, g, row);
   const float inv = row_sum > 0.0f ? 1.0f / row_sum : 0.0f;
-  const int64_t rows_total = static_cast<int64_t>(p.batch) * p.q_heads * p.q_len;
+  const int64_t rows_total = static_cast<int64_t>(p.s.batch) * p.s.q_heads * p.s.q_len;
   if (p.splits == 1) {
     T* out = static_cast<T*>(p.o) + idx * D;
 #pragma unroll
@@ -196,8 +196,8 @@ template <Elem E, int DMAX>
 cudaError_t general_launch(const Params& p, int row_blocks, cudaStream_t stream) {
   using T = typename ElemType<E>::T;
   using Cfg = GeneralConfig<DMAX>;
-  const dim3 grid(static_cast<unsigned>(row_blocks * p.splits), static_cast<unsigned>(p.kv_heads),
-                  static_cast<unsigned>(p.batch));
+  const dim3 grid(static_cast<unsigned>(row_blocks * p.splits), static_cast<unsigned>(p.s.kv_heads),
+                  static_cast<unsigned>(p.s.batch));
   general_kernel<T, DMAX><<<grid, Cfg::kThreads, Cfg::kSmem, stream>>>(p);
   return cudaGetLastError();
 }

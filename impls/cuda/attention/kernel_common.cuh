@@ -53,7 +53,7 @@ __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u);
 // max·scale + ln l, evaluated once per row in fp64 (mx / scale_log2 recovers max·scale to one
 // fp32 rounding; mx·ln 2 in fp32 would add three more).
 __device__ __forceinline__ float natural_lse(float mx, float l, const Params& p) {
-  return static_cast<float>(static_cast<double>(mx) / p.scale_log2 * p.scale + log(static_cast<double>(l)));
+  return static_cast<float>(static_cast<double>(mx) / p.scale_log2 * p.s.scale + log(static_cast<double>(l)));
 }
 
 // Keys [0, end) are visible to query i of a sequence with kv_len keys (bottom-right causal).
@@ -66,9 +66,9 @@ __device__ __forceinline__ int visible_end(int kv_len, int q_len, int i, bool ca
 // The Q/O/LSE row (b, h, i) of packed row r of KV head g (attention_launch.h): multiply by
 // head_dim for Q and O.
 __device__ __forceinline__ int64_t packed_row_index(const Params& p, int b, int g, int r) {
-  const int i = r / p.group;
-  const int h = g * p.group + (r - i * p.group);
-  return (static_cast<int64_t>(b) * p.q_heads + h) * p.q_len + i;
+  const int i = r / p.s.group;
+  const int h = g * p.s.group + (r - i * p.s.group);
+  return (static_cast<int64_t>(b) * p.s.q_heads + h) * p.s.q_len + i;
 }
 
 // --- swizzled tiles of 16-bit elements ----------------------------------------------------------
@@ -300,9 +300,9 @@ struct SplitBlock {
     r0 = static_cast<int>(blockIdx.x) / p.splits * ROWS;
     g = blockIdx.y;
     b = blockIdx.z;
-    R = p.group * p.q_len;
-    kv_len = p.kv_len[b];
-    n_end = visible_end(kv_len, p.q_len, (min(r0 + ROWS, R) - 1) / p.group, p.causal);
+    R = p.s.group * p.s.q_len;
+    kv_len = p.kv_len[attention::kv_len_index(p.s, b, g)];
+    n_end = visible_end(kv_len, p.s.q_len, (min(r0 + ROWS, R) - 1) / p.s.group, p.s.causal);
   }
 };
 

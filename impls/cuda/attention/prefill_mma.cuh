@@ -53,17 +53,17 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   const uint32_t v_s = k_s + static_cast<uint32_t>(2 * Cfg::kTileBytes);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int b = blockIdx.x / p.kv_heads, g = blockIdx.x % p.kv_heads;
-  const int row_block = p.causal ? static_cast<int>(gridDim.y - 1 - blockIdx.y) : static_cast<int>(blockIdx.y);
-  const int G = p.group, R = G * p.q_len, r0 = row_block * BM;
+  const int b = blockIdx.x / p.s.kv_heads, g = blockIdx.x % p.s.kv_heads;
+  const int row_block = p.s.causal ? static_cast<int>(gridDim.y - 1 - blockIdx.y) : static_cast<int>(blockIdx.y);
+  const int G = p.s.group, R = G * p.s.q_len, r0 = row_block * BM;
   const int r_last = min(r0 + BM, R) - 1;
-  const int kv_len = p.kv_len[b];
+  const int kv_len = p.kv_len[attention::kv_len_index(p.s, b, g)];
   // Keys any row of the block sees, and keys every row sees (tiles below it need no mask).
-  const int n_end = visible_end(kv_len, p.q_len, r_last / G, p.causal);
-  const int n_full = visible_end(kv_len, p.q_len, r0 / G, p.causal);
+  const int n_end = visible_end(kv_len, p.s.q_len, r_last / G, p.s.causal);
+  const int n_full = visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal);
   const int n_tiles = (n_end + BN - 1) / BN;
 
-  const int64_t head = (static_cast<int64_t>(b) * p.kv_heads + g) * p.kv_cap * D;
+  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
   const T* k_head = static_cast<const T*>(p.k) + head;
   const T* v_head = static_cast<const T*>(p.v) + head;
 
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
         for (int h = 0; h < 2; ++h) {
           // Rows past R (zero Q, never stored) take the last row's limit.
           const int r = min(r0 + warp_row0 + mi * 16 + quad_row + 8 * h, R - 1);
-          const int row_end = visible_end(kv_len, p.q_len, r / G, p.causal) - key0 - quad_col;
+          const int row_end = visible_end(kv_len, p.s.q_len, r / G, p.s.causal) - key0 - quad_col;
 #pragma unroll
           for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
@@ -179,8 +179,8 @@ template <Elem E, int D>
 cudaError_t prefill_mma_launch(const Params& p, cudaStream_t stream) {
   using T = typename ElemType<E>::T;
   using Cfg = PrefillConfig<D>;
-  const int rows = p.group * p.q_len;
-  const dim3 grid(static_cast<unsigned>(p.batch * p.kv_heads), static_cast<unsigned>((rows + Cfg::kBM - 1) / Cfg::kBM));
+  const int rows = p.s.group * p.s.q_len;
+  const dim3 grid(static_cast<unsigned>(p.s.batch * p.s.kv_heads), static_cast<unsigned>((rows + Cfg::kBM - 1) / Cfg::kBM));
   prefill_mma_kernel<T, D><<<grid, Cfg::kThreads, Cfg::kSmem, stream>>>(p);
   return cudaGetLastError();
 }

@@ -14,10 +14,10 @@ template <typename T>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) split_combine_kernel(const Params p) {
   __shared__ float weights[kWarpsPerBlock][kMaxSplits];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int64_t rows = static_cast<int64_t>(p.batch) * p.q_heads * p.q_len;
+  const int64_t rows = static_cast<int64_t>(p.s.batch) * p.s.q_heads * p.s.q_len;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + warp;
   if (row >= rows) return;  // whole warps only: nothing below synchronises the block
-  const int S = p.splits, D = p.head_dim;
+  const int S = p.splits, D = p.s.head_dim;
   const float kNegInf = neg_inf();
 
   float m = kNegInf;
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) split_combine_kernel(cons
 template <Elem E>
 cudaError_t split_combine_launch(const Params& p, cudaStream_t stream) {
   using T = typename ElemType<E>::T;
-  const int64_t rows = static_cast<int64_t>(p.batch) * p.q_heads * p.q_len;
+  const int64_t rows = static_cast<int64_t>(p.s.batch) * p.s.q_heads * p.s.q_len;
   const auto blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
   split_combine_kernel<T><<<blocks, kWarpsPerBlock * 32, 0, stream>>>(p);
   return cudaGetLastError();

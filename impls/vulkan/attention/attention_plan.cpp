@@ -11,44 +11,39 @@ namespace attnbench::vulkan::attn {
 
 namespace {
 
-Push base_push(const attention::Shape& s) {
+Push base_push(const attention::AttentionParams& s) {
   Push p{};
-  p.batch = static_cast<uint32_t>(s.batch);
-  p.q_heads = static_cast<uint32_t>(s.q_heads);
-  p.kv_heads = static_cast<uint32_t>(s.kv_heads);
-  p.group = static_cast<uint32_t>(s.group());
-  p.q_len = static_cast<uint32_t>(s.q_len);
-  p.kv_cap = static_cast<uint32_t>(s.kv_cap);
-  p.rows = static_cast<uint32_t>(s.group() * s.q_len);
-  p.causal = s.causal ? 1 : 0;
-  p.scale = static_cast<float>(s.scale());
+  p.s = s;
+  p.plan.rows = static_cast<uint32_t>(s.group * s.q_len);
   return p;
 }
 
 // Splits the keys so that about `target` workgroups run, each split a multiple of `step` keys
 // and at least `min_steps` steps long; `forced` (vulkan.splits) overrides the choice.
-void choose_splits(Push& p, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t min_steps, uint32_t forced) {
+void choose_splits(Push& push, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t min_steps, uint32_t forced) {
+  AttentionPlan& p = push.plan;
+  const auto kv_cap = static_cast<uint32_t>(push.s.kv_cap);
   uint32_t splits = 1;
   if (forced > 0) splits = forced;
-  else if (base_groups < target && p.kv_cap > 0)
-    splits = std::clamp<uint32_t>(ceil_div(target, base_groups), 1, std::max(1u, p.kv_cap / (step * min_steps)));
-  p.split_len = p.kv_cap == 0 ? step : round_up(ceil_div(p.kv_cap, splits), step);
-  p.splits = p.kv_cap == 0 ? 1 : ceil_div(p.kv_cap, p.split_len);
+  else if (base_groups < target && kv_cap > 0)
+    splits = std::clamp<uint32_t>(ceil_div(target, base_groups), 1, std::max(1u, kv_cap / (step * min_steps)));
+  p.split_len = kv_cap == 0 ? step : round_up(ceil_div(kv_cap, splits), step);
+  p.splits = kv_cap == 0 ? 1 : ceil_div(kv_cap, p.split_len);
   p.groups = static_cast<uint32_t>(base_groups * p.splits);
 }
 
 // Index arithmetic in the shaders is 32-bit, and each tensor is one binding.
-std::string binding_limits(const attention::Shape& s, DType dtype, const DeviceView& d) {
+std::string binding_limits(const attention::AttentionParams& s, DType dtype, const DeviceView& d) {
   const uint64_t es = dtype_size(dtype);
-  const uint64_t q = static_cast<uint64_t>(s.batch * s.q_heads * s.q_len * s.head_dim);
-  const uint64_t kv = static_cast<uint64_t>(s.batch * s.kv_heads * s.kv_cap * s.head_dim);
+  const uint64_t q = static_cast<uint64_t>(s.batch) * s.q_heads * s.q_len * s.head_dim;
+  const uint64_t kv = static_cast<uint64_t>(s.batch) * s.kv_heads * s.kv_cap * s.head_dim;
   return over_binding({{"q/O", q * es, es}, {"k/v", kv * es, es}}, d);
 }
 
-Plan plan_split_kv(const attention::Shape& s, DType dtype, const DeviceView& d) {
+Plan plan_split_kv(const attention::AttentionParams& s, DType dtype, const DeviceView& d) {
   Plan p;
   p.push = base_push(s);
-  const uint32_t D = static_cast<uint32_t>(s.head_dim), nch = ceil_div(D, 8), rows = p.push.rows;
+  const uint32_t D = static_cast<uint32_t>(s.head_dim), nch = ceil_div(D, 8), rows = p.push.plan.rows;
   // Up to 16 lanes per key: a 128-dim 16-bit row is 16 loads of 16 bytes, one per lane.
   const uint32_t T = pow2_floor(std::min({16u, d.min_sg, nch}));
   const uint32_t cpl = ceil_div(nch, T), E = 8 * cpl;
@@ -67,18 +62,18 @@ Plan plan_split_kv(const attention::Shape& s, DType dtype, const DeviceView& d) 
   }
   const uint32_t row_blocks = ceil_div(std::max(rows, 1u), rb);
   rb = ceil_div(std::max(rows, 1u), row_blocks);  // balance the blocks
-  p.push.row_blocks = row_blocks;
-  const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * row_blocks;
+  p.push.plan.row_blocks = row_blocks;
+  const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * row_blocks;
   // About 16 workgroups per compute unit: several waves, so the last one leaves little idle.
   choose_splits(p.push, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, 4, d.forced_splits);
   p.shader = "attention_decode";
-  p.spec = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
+  p.constants = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
   p.partial_stride = 8 * nch;
   p.shared_bytes = shared(nt, rb);
   return p;
 }
 
-Plan plan_tiled(const attention::Shape& s, DType dtype, const DeviceView& d) {
+Plan plan_tiled(const attention::AttentionParams& s, DType dtype, const DeviceView& d) {
   Plan p;
   p.push = base_push(s);
   const uint32_t D = static_cast<uint32_t>(s.head_dim);
@@ -95,12 +90,12 @@ Plan plan_tiled(const attention::Shape& s, DType dtype, const DeviceView& d) {
     if (br % tm || bc % ct) continue;
     const uint32_t nt = br / tm * ct;
     if (nt % d.max_sg || nt > std::min(256u, d.max_wg) || shared(br, bc) > d.shared) continue;
-    const uint32_t rows = p.push.rows;
-    p.push.row_blocks = ceil_div(std::max(rows, 1u), br);
-    const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * p.push.row_blocks;
+    const uint32_t rows = p.push.plan.rows;
+    p.push.plan.row_blocks = ceil_div(std::max(rows, 1u), br);
+    const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * p.push.plan.row_blocks;
     choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4, d.forced_splits);
     p.shader = "attention_prefill";
-    p.spec = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
+    p.constants = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
     p.partial_stride = dp;
     p.shared_bytes = shared(br, bc);
     return p;
@@ -113,19 +108,19 @@ Plan plan_tiled(const attention::Shape& s, DType dtype, const DeviceView& d) {
 
 std::string Plan::describe() const {
   std::string s = shader + "[";
-  for (size_t i = 0; i < spec.size(); ++i) s += cat(i ? "," : "", spec[i]);
-  return cat(s, "] groups=", push.groups, " splits=", push.splits, " split_len=", push.split_len, " shared=", shared_bytes);
+  for (size_t i = 0; i < constants.size(); ++i) s += cat(i ? "," : "", constants[i]);
+  return cat(s, "] groups=", push.plan.groups, " splits=", push.plan.splits, " split_len=", push.plan.split_len, " shared=", shared_bytes);
 }
 
-uint64_t partial_ml_bytes(const attention::Shape& s, const Plan& p) {
-  return static_cast<uint64_t>(s.batch * s.q_heads * s.q_len) * p.push.splits * 8;
+uint64_t partial_ml_bytes(const attention::AttentionParams& s, const Plan& p) {
+  return static_cast<uint64_t>(s.batch) * s.q_heads * s.q_len * p.push.plan.splits * 8;
 }
 
-uint64_t partial_o_bytes(const attention::Shape& s, const Plan& p) {
-  return static_cast<uint64_t>(s.batch * s.q_heads * s.q_len) * p.push.splits * p.partial_stride * 4;
+uint64_t partial_o_bytes(const attention::AttentionParams& s, const Plan& p) {
+  return static_cast<uint64_t>(s.batch) * s.q_heads * s.q_len * p.push.plan.splits * p.partial_stride * 4;
 }
 
-Plan plan_portable(const attention::Shape& s, DType dtype, const DeviceLimits& limits) {
+Plan plan_portable(const attention::AttentionParams& s, DType dtype, const DeviceLimits& limits) {
   const DeviceView d(limits);
   Plan none;
   none.unsupported = missing_feature(limits, {"storage16", "subgroup_basic", "subgroup_shuffle"}, "the portable kernels");
@@ -137,16 +132,16 @@ Plan plan_portable(const attention::Shape& s, DType dtype, const DeviceLimits& l
   // Few rows per KV head (decode, verification steps): the split-KV kernel reads each key once
   // for all of them. Otherwise the tiled kernel, unless no tile fits (very large head_dim).
   Plan p;
-  if (s.group() * s.q_len > 8) p = plan_tiled(s, dtype, d);
+  if (s.group * s.q_len > 8) p = plan_tiled(s, dtype, d);
   if (p.shader.empty()) p = plan_split_kv(s, dtype, d);
   if (!p.unsupported.empty()) return p;
-  if (p.push.splits > 1 && partial_o_bytes(s, p) > d.max_binding) {
+  if (p.push.plan.splits > 1 && partial_o_bytes(s, p) > d.max_binding) {
     p.unsupported = cat("split partials of ", partial_o_bytes(s, p), " bytes exceed one binding");
   }
   return p;
 }
 
-Plan plan_coopmat_nv(const attention::Shape& s, DType dtype, const DeviceLimits& limits, const std::string& phase) {
+Plan plan_coopmat_nv(const attention::AttentionParams& s, DType dtype, const DeviceLimits& limits, const std::string& phase) {
   const DeviceView d(limits);
   Plan p;
   if (!limits.has("coopmat_nv")) {
@@ -208,14 +203,14 @@ Plan plan_coopmat_nv(const attention::Shape& s, DType dtype, const DeviceLimits&
     return p;
   }
   p.push = base_push(s);
-  p.push.row_blocks = ceil_div(std::max(p.push.rows, 1u), br);
-  const uint64_t base = static_cast<uint64_t>(s.batch * s.kv_heads) * p.push.row_blocks;
+  p.push.plan.row_blocks = ceil_div(std::max(p.push.plan.rows, 1u), br);
+  const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * p.push.plan.row_blocks;
   choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4, d.forced_splits);
   p.shader = "attention_prefill_coopmat_nv";
-  p.spec = {nt, D, bc, 16, nn, 16, sg, static_cast<uint32_t>(shared_words(bc))};
+  p.constants = {nt, D, bc, 16, nn, 16, sg, static_cast<uint32_t>(shared_words(bc))};
   p.partial_stride = D;
   p.shared_bytes = shared_words(bc) * 4;
-  if (p.push.splits > 1 && partial_o_bytes(s, p) > d.max_binding)
+  if (p.push.plan.splits > 1 && partial_o_bytes(s, p) > d.max_binding)
     p.unsupported = cat("split partials of ", partial_o_bytes(s, p), " bytes exceed one binding");
   return p;
 }

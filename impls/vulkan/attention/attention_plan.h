@@ -8,29 +8,41 @@
 //   attention_prefill      many rows: Q, K, V tiles in shared memory, register-blocked S and O
 //   attention_prefill_coopmat_nv   many rows, f16: S and O on NVIDIA cooperative matrices
 //   attention_merge        combines split partials when a case runs with more than one split
-#pragma once
+// The plan fields are read by glslc too (attention_common.glsl): ASCII list, C++ inside __cplusplus.
+#ifndef ATTNBENCH_VULKAN_ATTENTION_PLAN_H
+#define ATTNBENCH_VULKAN_ATTENTION_PLAN_H
 
+#define ATTNBENCH_VK_ATTENTION_PLAN(X)                                                   \
+  X(u32, rows)       /* group * q_len: packed query rows per (batch, KV head) */         \
+  X(u32, row_blocks) /* workgroups along the packed rows */                              \
+  X(u32, splits)     /* KV splits; > 1 writes partials that attention_merge combines */  \
+  X(u32, split_len)  /* keys per split */                                                \
+  X(u32, groups)     /* workgroups launched */
+
+#ifdef __cplusplus
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "attnbench/backend.h"
 #include "attnbench/dtype.h"
+#include "attnbench/param_struct.h"
 #include "reference/attention/attention_common.h"
 
 namespace attnbench::vulkan::attn {
 
-// The push-constant block of attention_common.glsl, member for member.
+ATTNBENCH_PARAM_STRUCT(AttentionPlan, ATTNBENCH_VK_ATTENTION_PLAN);
+
+// The push-constant block of attention_common.glsl.
 struct Push {
-  uint32_t batch, q_heads, kv_heads, group, q_len, kv_cap;
-  uint32_t rows, row_blocks, splits, split_len, causal, groups;
-  float scale;
+  attention::AttentionParams s;
+  AttentionPlan plan;
 };
 
 struct Plan {
   std::string unsupported;      // non-empty: this kernel cannot run the case here, and why
   std::string shader;
-  std::vector<uint32_t> spec;   // spec[0] is the workgroup size
+  std::vector<uint32_t> constants;  // specialization constants; [0] is the workgroup size
   Push push{};
   uint32_t partial_stride = 0;  // floats per partial O row (the kernel's padded head_dim)
   uint64_t shared_bytes = 0;
@@ -39,12 +51,14 @@ struct Plan {
 
 // The portable variant: the split-KV kernel for few rows per KV head (or when no tile fits),
 // else the tiled kernel.
-Plan plan_portable(const attention::Shape& s, DType dtype, const DeviceLimits& limits);
+Plan plan_portable(const attention::AttentionParams& s, DType dtype, const DeviceLimits& limits);
 // The coopmat_nv variant (f16 prefill on VK_NV_cooperative_matrix).
-Plan plan_coopmat_nv(const attention::Shape& s, DType dtype, const DeviceLimits& limits, const std::string& phase);
+Plan plan_coopmat_nv(const attention::AttentionParams& s, DType dtype, const DeviceLimits& limits, const std::string& phase);
 
 // Bytes of the split partials a plan needs: (m, l) pairs and unnormalised O rows.
-uint64_t partial_ml_bytes(const attention::Shape& s, const Plan& p);
-uint64_t partial_o_bytes(const attention::Shape& s, const Plan& p);
+uint64_t partial_ml_bytes(const attention::AttentionParams& s, const Plan& p);
+uint64_t partial_o_bytes(const attention::AttentionParams& s, const Plan& p);
 
 }  // namespace attnbench::vulkan::attn
+#endif  // __cplusplus
+#endif

@@ -18,13 +18,13 @@ class VulkanAttention : public Impl {
  public:
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     be_ = &as_vulkan(backend);
-    const attention::Shape s = attention::attention_shape(c);
+    const attention::AttentionParams s = attention::attention_params(c);
     plan_ = make_plan(c, be_->probe().limits);
     ATTNBENCH_ASSERT(plan_.unsupported.empty(), "prepare() of a case supports() refused: ", plan_.unsupported);
-    const bool split = plan_.push.splits > 1;
+    const bool split = plan_.push.plan.splits > 1;
     part_ml_ = be_->allocator().allocate(split ? attn::partial_ml_bytes(s, plan_) : 16, "attention.partial_ml");
     part_o_ = be_->allocator().allocate(split ? attn::partial_o_bytes(s, plan_) : 16, "attention.partial_o");
-    const Pipeline& main = be_->pipeline(plan_.shader, plan_.spec, 8);
+    const Pipeline& main = be_->pipeline(plan_.shader, plan_.constants, 8);
     main_ = be_->bind(main, {&io["q"], &io["k"], &io["v"], &io["kv_len"], &io["O"], &io["LSE"], part_ml_.get(), part_o_.get()});
     if (split) {
       const uint32_t nt = std::max(64u, be_->caps().max_subgroup_size);
@@ -32,12 +32,12 @@ class VulkanAttention : public Impl {
           "attention_merge", {nt, dtype_code(c.dtype), static_cast<uint32_t>(s.head_dim), plan_.partial_stride}, 4);
       merge_ = be_->bind(merge, {part_ml_.get(), part_o_.get(), &io["O"], &io["LSE"]});
       merge_push_[0] = static_cast<uint32_t>(s.batch * s.q_heads * s.q_len);
-      merge_push_[1] = plan_.push.splits;
+      merge_push_[1] = plan_.push.plan.splits;
     }
   }
 
   void run() override {
-    be_->dispatch(*main_, plan_.push, plan_.push.groups);
+    be_->dispatch(*main_, plan_.push, plan_.push.plan.groups);
     if (merge_) be_->dispatch(*merge_, merge_push_, merge_push_[0]);
   }
 
@@ -62,7 +62,7 @@ class PortableAttention final : public VulkanAttention {
 
  protected:
   attn::Plan make_plan(const Case& c, const DeviceLimits& limits) const override {
-    return attn::plan_portable(attention::attention_shape(c), c.dtype, limits);
+    return attn::plan_portable(attention::attention_params(c), c.dtype, limits);
   }
 };
 
@@ -72,7 +72,7 @@ class CoopmatNvAttention final : public VulkanAttention {
 
  protected:
   attn::Plan make_plan(const Case& c, const DeviceLimits& limits) const override {
-    return attn::plan_coopmat_nv(attention::attention_shape(c), c.dtype, limits, c.phase);
+    return attn::plan_coopmat_nv(attention::attention_params(c), c.dtype, limits, c.phase);
   }
 };
 

@@ -11,28 +11,30 @@
 
 #include "dtype.glsl"
 #include "load8.glsl"
+#include "param_struct.glsl"
+#include "reference/attention/attention_common.h"
+#include "attention/attention_plan.h"
+
+ATTNBENCH_PARAM_STRUCT(AttentionParams, ATTNBENCH_ATTENTION_FIELDS)
+ATTNBENCH_PARAM_STRUCT(AttentionPlan, ATTNBENCH_VK_ATTENTION_PLAN)
 
 layout(push_constant) uniform Push {
-  uint batch, q_heads, kv_heads, group, q_len, kv_cap;
-  uint rows;        // group · q_len: packed query rows per (batch, KV head)
-  uint row_blocks;  // workgroups along the packed rows
-  uint splits;      // KV splits; > 1 writes partials that attention_merge combines
-  uint split_len;   // keys per split
-  uint causal;
-  uint groups;      // workgroups launched
-  float scale;      // (float)(1/sqrt(head_dim)), as the reference's baseline rounds it
+  AttentionParams s;  // the method's (scale: (float)(1/sqrt(head_dim)), as the baseline rounds it)
+  AttentionPlan plan;
 } pc;
 
-uint head_of(uint kv_head, uint r) { return kv_head * pc.group + r % pc.group; }
-uint pos_of(uint r) { return r / pc.group; }
+uint head_of(uint kv_head, uint r) { return kv_head * uint(pc.s.group) + r % uint(pc.s.group); }
+uint pos_of(uint r) { return r / uint(pc.s.group); }
 // Row of O and LSE ([batch, q_heads, q_len] flattened).
-uint out_row(uint b, uint h, uint i) { return (b * pc.q_heads + h) * pc.q_len + i; }
+uint out_row(uint b, uint h, uint i) { return (b * uint(pc.s.q_heads) + h) * uint(pc.s.q_len) + i; }
+// The element of kv_len holding the length of (sequence b, KV head g).
+uint kv_len_index(uint b, uint g) { return pc.s.head_lengths != 0 ? b * uint(pc.s.kv_heads) + g : b; }
 
-// Keys visible to query position i of a sequence with kv_len keys: [0, visible_end).
+// Keys visible to query position i of a (sequence, KV head) with kv_len keys: [0, visible_end).
 // Causal masking is bottom-right aligned: query i sees keys j <= kv_len - q_len + i.
 uint visible_end(uint kv_len, uint i) {
-  if (pc.causal == 0u) return kv_len;
-  return uint(clamp(int(kv_len) - int(pc.q_len) + int(i) + 1, 0, int(kv_len)));
+  if (pc.s.causal == 0) return kv_len;
+  return uint(clamp(int(kv_len) - pc.s.q_len + int(i) + 1, 0, int(kv_len)));
 }
 
 uint workgroup_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }

@@ -53,14 +53,14 @@ shared vec4 sh_o[NG * RB * DP4];
 
 void main() {
   const uint wg = workgroup_index();
-  if (wg >= pc.groups) return;
+  if (wg >= pc.plan.groups) return;
   // Row blocks innermost: the workgroups sharing a split's keys run together and read them
   // from DRAM once.
-  const uint rb = wg % pc.row_blocks;
-  const uint split = (wg / pc.row_blocks) % pc.splits;
-  const uint bh = wg / (pc.row_blocks * pc.splits);
-  const uint b = bh / pc.kv_heads, kvh = bh % pc.kv_heads;
-  const uint kvlen = uint(clamp(kv_len[b], 0, int(pc.kv_cap)));
+  const uint rb = wg % pc.plan.row_blocks;
+  const uint split = (wg / pc.plan.row_blocks) % pc.plan.splits;
+  const uint bh = wg / (pc.plan.row_blocks * pc.plan.splits);
+  const uint b = bh / uint(pc.s.kv_heads), kvh = bh % uint(pc.s.kv_heads);
+  const uint kvlen = uint(clamp(kv_len[kv_len_index(b, kvh)], 0, pc.s.kv_cap));
 
   const uint vl = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
   const uint grp = vl / T, lane = vl % T;
@@ -79,7 +79,7 @@ void main() {
       q[rr][x] = 0.0;
       acc[rr][x] = 0.0;
     }
-    if (r >= pc.rows) continue;
+    if (r >= pc.plan.rows) continue;
     const uint i = pos_of(r);
     vend[rr] = visible_end(kvlen, i);
     block_end = max(block_end, vend[rr]);
@@ -96,9 +96,9 @@ void main() {
     }
   }
 
-  const uint k0 = split * pc.split_len;
-  const uint k1 = min(k0 + pc.split_len, block_end);
-  const uint kvbase = (b * pc.kv_heads + kvh) * pc.kv_cap * D;
+  const uint k0 = split * pc.plan.split_len;
+  const uint k1 = min(k0 + pc.plan.split_len, block_end);
+  const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
   for (uint base = k0; base < k1; base += NG * U) {
     // Every load of the step is issued before the first use.
     vec4 kk[U][CPL][2], vv[U][CPL][2];
@@ -123,7 +123,7 @@ void main() {
             dot += q[rr][j * 8u + 4u + e] * kk[u][j][1][e];
           }
         for (uint o = 1u; o < T; o <<= 1u) dot += subgroupShuffleXor(dot, o);
-        s[u] = dot * pc.scale;
+        s[u] = dot * pc.s.scale;
       }
       float mt = NEG_INF;
       for (uint u = 0u; u < U; ++u) {
@@ -173,7 +173,7 @@ void main() {
   for (uint idx = gl_LocalInvocationIndex; idx < RB * DP4; idx += NT) {
     const uint rr = idx / DP4, x4 = idx % DP4;
     const uint r = rb * RB + rr;
-    if (r >= pc.rows) continue;
+    if (r >= pc.plan.rows) continue;
     float mx = NEG_INF;
     for (uint g = 0u; g < NG; ++g) mx = max(mx, sh_m[g * RB + rr]);
     float total = 0.0;
@@ -185,9 +185,9 @@ void main() {
       o += sh_o[(g * RB + rr) * DP4 + x4];
     }
     const uint orow = out_row(b, head_of(kvh, r), pos_of(r));
-    if (pc.splits > 1u) {
-      part_o[(orow * pc.splits + split) * DP4 + x4] = o;
-      if (x4 == 0u) part_ml[orow * pc.splits + split] = vec2(mx, total);
+    if (pc.plan.splits > 1u) {
+      part_o[(orow * pc.plan.splits + split) * DP4 + x4] = o;
+      if (x4 == 0u) part_ml[orow * pc.plan.splits + split] = vec2(mx, total);
       continue;
     }
     o = total == 0.0 ? vec4(0.0) : o / total;

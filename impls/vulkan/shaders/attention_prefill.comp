@@ -55,14 +55,14 @@ shared float Ps[BR * PS];
 
 void main() {
   const uint wg = workgroup_index();
-  if (wg >= pc.groups) return;
+  if (wg >= pc.plan.groups) return;
   // Row blocks outermost and last first: causal blocks late in the sequence, which see the
   // most keys, start first.
-  const uint split = wg % pc.splits;
-  const uint bh = (wg / pc.splits) % (pc.batch * pc.kv_heads);
-  const uint rb = pc.row_blocks - 1u - wg / (pc.splits * pc.batch * pc.kv_heads);
-  const uint b = bh / pc.kv_heads, kvh = bh % pc.kv_heads;
-  const uint kvlen = uint(clamp(kv_len[b], 0, int(pc.kv_cap)));
+  const uint split = wg % pc.plan.splits;
+  const uint bh = (wg / pc.plan.splits) % (uint(pc.s.batch) * uint(pc.s.kv_heads));
+  const uint rb = pc.plan.row_blocks - 1u - wg / (pc.plan.splits * uint(pc.s.batch) * uint(pc.s.kv_heads));
+  const uint b = bh / uint(pc.s.kv_heads), kvh = bh % uint(pc.s.kv_heads);
+  const uint kvlen = uint(clamp(kv_len[kv_len_index(b, kvh)], 0, pc.s.kv_cap));
   const uint tid = gl_LocalInvocationIndex;
   const uint vl = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
   const uint rg = vl / CT, ct = vl % CT;
@@ -70,7 +70,7 @@ void main() {
   for (uint idx = tid; idx < BR * NCH; idx += NT) {
     const uint lr = idx / NCH, c = idx % NCH, r = rb * BR + lr;
     vec4 lo = vec4(0.0), hi = vec4(0.0);
-    if (r < pc.rows) load_q(out_row(b, head_of(kvh, r), pos_of(r)) * D + c * 8u, c * 8u < D ? D - c * 8u : 0u, lo, hi);
+    if (r < pc.plan.rows) load_q(out_row(b, head_of(kvh, r), pos_of(r)) * D + c * 8u, c * 8u < D ? D - c * 8u : 0u, lo, hi);
     Qs[lr * DP4 + c * 2u] = lo;
     Qs[lr * DP4 + c * 2u + 1u] = hi;
   }
@@ -80,16 +80,16 @@ void main() {
   vec4 acc[TM][DPT4];
   for (uint tm = 0u; tm < TM; ++tm) {
     const uint r = rb * BR + rg * TM + tm;
-    vend[tm] = r < pc.rows ? visible_end(kvlen, pos_of(r)) : 0u;
+    vend[tm] = r < pc.plan.rows ? visible_end(kvlen, pos_of(r)) : 0u;
     m[tm] = NEG_INF;
     l[tm] = 0.0;
     for (uint j = 0u; j < DPT4; ++j) acc[tm][j] = vec4(0.0);
   }
   // The block's last row sees the most keys (visible_end grows with the position).
-  const uint last = min(pc.rows, rb * BR + BR) - 1u;
-  const uint k0 = split * pc.split_len;
-  const uint k1 = min(k0 + pc.split_len, visible_end(kvlen, pos_of(last)));
-  const uint kvbase = (b * pc.kv_heads + kvh) * pc.kv_cap * D;
+  const uint last = min(pc.plan.rows, rb * BR + BR) - 1u;
+  const uint k0 = split * pc.plan.split_len;
+  const uint k1 = min(k0 + pc.plan.split_len, visible_end(kvlen, pos_of(last)));
+  const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
 
   for (uint t0 = k0; t0 < k1; t0 += BC) {
     barrier();  // the previous tile's readers are done
@@ -123,7 +123,7 @@ void main() {
       float mt = NEG_INF;
       for (uint jn = 0u; jn < TN; ++jn) {
         const uint n = t0 + ct + jn * CT;
-        s[tm][jn] = (n < k1 && n < vend[tm]) ? s[tm][jn] * pc.scale : NEG_INF;
+        s[tm][jn] = (n < k1 && n < vend[tm]) ? s[tm][jn] * pc.s.scale : NEG_INF;
         mt = max(mt, s[tm][jn]);
       }
       for (uint o = 1u; o < CT; o <<= 1u) mt = max(mt, subgroupShuffleXor(mt, o));
@@ -156,11 +156,11 @@ void main() {
 
   for (uint tm = 0u; tm < TM; ++tm) {
     const uint r = rb * BR + rg * TM + tm;
-    if (r >= pc.rows) continue;
+    if (r >= pc.plan.rows) continue;
     const uint orow = out_row(b, head_of(kvh, r), pos_of(r));
-    if (pc.splits > 1u) {
-      for (uint j = 0u; j < DPT4; ++j) part_o[(orow * pc.splits + split) * DP4 + ct + j * CT] = acc[tm][j];
-      if (ct == 0u) part_ml[orow * pc.splits + split] = vec2(m[tm], l[tm]);
+    if (pc.plan.splits > 1u) {
+      for (uint j = 0u; j < DPT4; ++j) part_o[(orow * pc.plan.splits + split) * DP4 + ct + j * CT] = acc[tm][j];
+      if (ct == 0u) part_ml[orow * pc.plan.splits + split] = vec2(m[tm], l[tm]);
       continue;
     }
     for (uint j = 0u; j < DPT4; ++j) {

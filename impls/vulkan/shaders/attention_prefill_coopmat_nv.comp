@@ -76,12 +76,12 @@ void warp_sync() {
 
 void main() {
   const uint wg = workgroup_index();
-  if (wg >= pc.groups) return;
-  const uint split = wg % pc.splits;
-  const uint bh = (wg / pc.splits) % (pc.batch * pc.kv_heads);
-  const uint rb = pc.row_blocks - 1u - wg / (pc.splits * pc.batch * pc.kv_heads);
-  const uint b = bh / pc.kv_heads, kvh = bh % pc.kv_heads;
-  const uint kvlen = uint(clamp(kv_len[b], 0, int(pc.kv_cap)));
+  if (wg >= pc.plan.groups) return;
+  const uint split = wg % pc.plan.splits;
+  const uint bh = (wg / pc.plan.splits) % (uint(pc.s.batch) * uint(pc.s.kv_heads));
+  const uint rb = pc.plan.row_blocks - 1u - wg / (pc.plan.splits * uint(pc.s.batch) * uint(pc.s.kv_heads));
+  const uint b = bh / uint(pc.s.kv_heads), kvh = bh % uint(pc.s.kv_heads);
+  const uint kvlen = uint(clamp(kv_len[kv_len_index(b, kvh)], 0, pc.s.kv_cap));
   const uint tid = gl_LocalInvocationIndex;
   const uint w = gl_SubgroupID, ln = gl_SubgroupInvocationID;
   const uint row = ln / LPR, part = ln % LPR;  // this lane's row of its warp in the softmax
@@ -91,7 +91,7 @@ void main() {
   for (uint idx = tid; idx < BR * D8; idx += NT) {
     const uint lr = idx / D8, c = idx % D8, r = rb * BR + lr;
     uvec4 val = uvec4(0u);
-    if (r < pc.rows) val = q4[(out_row(b, head_of(kvh, r), pos_of(r)) * D + c * 8u) / 8u];
+    if (r < pc.plan.rows) val = q4[(out_row(b, head_of(kvh, r), pos_of(r)) * D + c * 8u) / 8u];
     smv.v[(lr * DS + c * 8u) / 8u] = val;
   }
   barrier();
@@ -99,15 +99,15 @@ void main() {
   for (uint k = 0u; k < D / KK; ++k) coopMatLoadNV(qf[k], smh.h, (w * MM) * DS + k * KK, DS, false);
 
   const uint r = rb * BR + w * MM + row;
-  const uint vend = r < pc.rows ? visible_end(kvlen, pos_of(r)) : 0u;
+  const uint vend = r < pc.plan.rows ? visible_end(kvlen, pos_of(r)) : 0u;
   float m = NEG_INF, l = 0.0;
   MatC o[D / NN];
   for (uint j = 0u; j < D / NN; ++j) o[j] = MatC(0.0);
 
-  const uint last = min(pc.rows, rb * BR + BR) - 1u;
-  const uint k0 = split * pc.split_len;
-  const uint k1 = min(k0 + pc.split_len, visible_end(kvlen, pos_of(last)));
-  const uint kvbase = (b * pc.kv_heads + kvh) * pc.kv_cap * D;
+  const uint last = min(pc.plan.rows, rb * BR + BR) - 1u;
+  const uint k0 = split * pc.plan.split_len;
+  const uint k1 = min(k0 + pc.plan.split_len, visible_end(kvlen, pos_of(last)));
+  const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
 
   for (uint t0 = k0; t0 < k1; t0 += BC) {
     barrier();  // every warp is done with the previous tile (or the Q staging)
@@ -138,7 +138,7 @@ void main() {
     float mt = NEG_INF;
     for (uint c = 0u; c < CPR; ++c) {
       const uint col = part + c * LPR, n = t0 + col;
-      sv[c] = (n < k1 && n < vend) ? smf.f[sbase + row * SS + col] * pc.scale : NEG_INF;
+      sv[c] = (n < k1 && n < vend) ? smf.f[sbase + row * SS + col] * pc.s.scale : NEG_INF;
       mt = max(mt, sv[c]);
     }
     for (uint off = 1u; off < LPR; off <<= 1u) mt = max(mt, subgroupShuffleXor(mt, off));
@@ -185,16 +185,16 @@ void main() {
   }
 
   // Epilogue: each O fragment goes through the warp's staging area to its row's lanes.
-  const bool valid = r < pc.rows;
+  const bool valid = r < pc.plan.rows;
   const uint orow = valid ? out_row(b, head_of(kvh, r), pos_of(r)) : 0u;
   for (uint jd = 0u; jd < D / NN; ++jd) {
     warp_sync();
     coopMatStoreNV(o[jd], smf.f, sbase, SS, false);
     warp_sync();
     if (!valid) continue;
-    if (pc.splits > 1u) {
+    if (pc.plan.splits > 1u) {
       for (uint c = part; c < NN; c += LPR)
-        part_o[(orow * pc.splits + split) * D + jd * NN + c] = smf.f[sbase + row * SS + c];
+        part_o[(orow * pc.plan.splits + split) * D + jd * NN + c] = smf.f[sbase + row * SS + c];
     } else if (NN == 8u * LPR) {
       // Eight consecutive columns per lane: one 16-byte store.
       uint h[8];
@@ -212,7 +212,7 @@ void main() {
     }
   }
   if (valid && part == 0u) {
-    if (pc.splits > 1u) part_ml[orow * pc.splits + split] = vec2(m, l);
+    if (pc.plan.splits > 1u) part_ml[orow * pc.plan.splits + split] = vec2(m, l);
     else lse[orow] = l == 0.0 ? NEG_INF : m + log(l);
   }
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <set>
 
 #include "attnbench/cases.h"
 #include "attnbench/method.h"
@@ -17,7 +18,7 @@ Case make(const std::string& id) { return parse_case_id(id); }
 // Inputs with chosen values: q [1,H,n,d], k/v [1,Hkv,cap,d].
 TensorMap inputs(const Case& c, const std::vector<double>& q, const std::vector<double>& k, const std::vector<double>& v,
                  int kv_len) {
-  const auto s = attention::attention_shape(c);
+  const auto s = attention::attention_params(c);
   TensorMap in;
   in.emplace("q", HostTensor("q", c.dtype, {s.batch, s.q_heads, s.q_len, s.head_dim}));
   in.emplace("k", HostTensor("k", c.dtype, {s.batch, s.kv_heads, s.kv_cap, s.head_dim}));
@@ -113,6 +114,35 @@ TEST_CASE("generated inputs: NaN beyond each ragged length, sequence 0 full", "[
   CHECK(some_shorter);
 }
 
+TEST_CASE("per-head lengths: kv_len [batch, kv_heads], NaN beyond each, every head its own softmax", "[unit]") {
+  CHECK_THROWS_WITH(make("gqa/decode/batch=2,q_heads=4,kv_heads=2,head_dim=8,kv_len=50,ragged=true,head_lengths=true/f16/s9"),
+                    Catch::Contains("head_lengths"));
+  const Case c = make("gqa/decode/batch=3,q_heads=4,kv_heads=2,head_dim=8,kv_len=50,head_lengths=true/f32/s9");
+  auto in = c.method->inputs(c);
+  const HostTensor &len = in.at("kv_len"), &k = in.at("k");
+  REQUIRE(len.shape() == Shape{3, 2});
+  CHECK(len.get(0) == 50);
+  std::set<int> lengths;
+  for (int bg = 0; bg < 6; ++bg) {
+    const int n = static_cast<int>(len.get(bg));
+    lengths.insert(n);
+    for (int j = 0; j < 50; ++j) CHECK(std::isnan(k.get((bg * 50 + j) * 8)) == (j >= n));
+  }
+  CHECK(lengths.size() > 3);  // the two heads of a sequence differ too
+  // Each query head attends over its own KV head's length: an all-ones value row of that head's
+  // keys gives O = 1, and LSE over n keys of a zero query is log n.
+  in.at("q").fill(0.0);
+  for (int64_t i = 0; i < in.at("v").numel(); ++i)
+    if (!std::isnan(in.at("v").get(i))) in.at("v").set(i, 1.0);
+  const Reference ref = c.method->reference(c, in);
+  for (int b = 0; b < 3; ++b)
+    for (int h = 0; h < 4; ++h) {
+      const int n = static_cast<int>(len.get(b * 2 + h / 2));
+      CHECK(ref.tensors.at("LSE").get(b * 4 + h) == (n ? Approx(std::log(n)) : Approx(-INFINITY)));
+      CHECK(ref.tensors.at("O").get((b * 4 + h) * 8) == (n ? 1.0 : 0.0));
+    }
+}
+
 TEST_CASE("the same-precision baseline error is positive and small", "[unit]") {
   const Case c = make("gqa/prefill/batch=1,q_heads=4,kv_heads=2,head_dim=64,q_len=64,kv_len=64/bf16/s1");
   const Reference ref = c.method->reference(c, c.method->inputs(c));
@@ -126,5 +156,5 @@ TEST_CASE("model-sized cases check a seeded sample of rows", "[unit]") {
   const auto w = c.method->work(c);
   CHECK(w.flops > 4e9);
   // Only the schema and the sampling are exercised here (the reference itself runs in the cpu check).
-  CHECK(attention::attention_shape(c).group() == 4);
+  CHECK(attention::attention_params(c).group == 4);
 }

@@ -90,49 +90,6 @@ TEST_CASE("split-KV partials merge to the single-pass answer", "[vulkan]") {
   }
 }
 
-namespace {
-
-attention::Shape shape(int64_t b, int64_t hq, int64_t hkv, int64_t d, int64_t q, int64_t kv, bool causal) {
-  return {b, hq, hkv, d, q, kv, causal};
-}
-
-}  // namespace
-
-TEST_CASE("the H200 plans: split decode across the SMs, cooperative-matrix f16 prefill", "[unit]") {
-  const DeviceLimits h200 = test::h200_limits();
-  // Headline decode: 128 (batch, KV head) pairs split so every SM has work.
-  const auto dec = vulkan::attn::plan_portable(shape(16, 32, 8, 128, 1, 8192, true), DType::bf16, h200);
-  REQUIRE(dec.unsupported.empty());
-  CHECK(dec.shader == "attention_decode");
-  CHECK(dec.push.groups >= 4 * 132);
-  CHECK(dec.push.splits * dec.push.split_len >= 8192);
-  CHECK(dec.shared_bytes <= 49152);
-  // Headline prefill: 64-row blocks on the tensor cores, one split (4096 workgroups already).
-  const auto pre = vulkan::attn::plan_coopmat_nv(shape(2, 32, 32, 128, 4096, 4096, true), DType::f16, h200, "prefill");
-  REQUIRE(pre.unsupported.empty());
-  CHECK(pre.shader == "attention_prefill_coopmat_nv");
-  CHECK(pre.push.splits == 1);
-  CHECK(pre.push.groups == 2 * 32 * 64);
-  CHECK(pre.shared_bytes <= 49152);
-  CHECK(pre.spec[4] == 16);  // 16x16x16 preferred
-  // bf16 prefill has no cooperative-matrix path (NV v1): the portable tiled kernel serves it.
-  CHECK(!vulkan::attn::plan_coopmat_nv(shape(2, 32, 8, 128, 4096, 4096, true), DType::bf16, h200, "prefill").unsupported.empty());
-  const auto tiled = vulkan::attn::plan_portable(shape(2, 32, 8, 128, 4096, 4096, true), DType::bf16, h200);
-  CHECK(tiled.shader == "attention_prefill");
-  // Every head_dim 1..512 has a portable plan, on the H200 and on lavapipe's 32 KiB.
-  DeviceLimits lavapipe = h200;
-  lavapipe.shared_mem_bytes = 32768;
-  for (const char* sg : {"8", "4"}) {
-    lavapipe.features["min_subgroup_size"] = lavapipe.features["max_subgroup_size"] = sg;
-    for (int64_t d = 1; d <= 512; ++d)
-      for (int64_t q : {1, 300}) {
-        INFO("head_dim " << d << " q_len " << q << " subgroup " << sg);
-        CHECK(vulkan::attn::plan_portable(shape(1, 8, 2, d, q, 300, true), DType::f16, h200).unsupported.empty());
-        CHECK(vulkan::attn::plan_portable(shape(1, 8, 2, d, q, 300, true), DType::f32, lavapipe).unsupported.empty());
-      }
-  }
-}
-
 #else
 
 TEST_CASE("the Vulkan backend is compiled in", "[vulkan]") { attnbench::test::require_backend("vulkan"); }

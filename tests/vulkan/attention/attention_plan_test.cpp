@@ -1,0 +1,60 @@
+// The Vulkan attention plans (impls/vulkan/attention/attention_plan.cpp) for the H200: decode
+// split across the SMs, f16 prefill on cooperative matrices, bf16 prefill on the portable tiled
+// kernel; and a portable plan for every head_dim on the H200 and on lavapipe at both subgroup sizes.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "support.h"
+#include "vulkan/device_limits.h"
+
+#if ATTNBENCH_HAS_VULKAN
+
+#include "impls/vulkan/attention/attention_plan.h"
+
+using namespace attnbench;
+
+namespace {
+
+attention::AttentionParams shape(int32_t b, int32_t hq, int32_t hkv, int32_t d, int32_t q, int32_t kv, bool causal) {
+  return {b, hq, hkv, hq / hkv, d, q, kv, causal, 0, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)))};
+}
+
+}  // namespace
+
+TEST_CASE("the H200 plans: split decode across the SMs, cooperative-matrix f16 prefill", "[unit]") {
+  const DeviceLimits h200 = test::h200_limits();
+  // Headline decode: 128 (batch, KV head) pairs split so every SM has work.
+  const auto dec = vulkan::attn::plan_portable(shape(16, 32, 8, 128, 1, 8192, true), DType::bf16, h200);
+  REQUIRE(dec.unsupported.empty());
+  CHECK(dec.shader == "attention_decode");
+  CHECK(dec.push.plan.groups >= 4 * 132);
+  CHECK(dec.push.plan.splits * dec.push.plan.split_len >= 8192);
+  CHECK(dec.shared_bytes <= 49152);
+  // Headline prefill: 64-row blocks on the tensor cores, one split (4096 workgroups already).
+  const auto pre = vulkan::attn::plan_coopmat_nv(shape(2, 32, 32, 128, 4096, 4096, true), DType::f16, h200, "prefill");
+  REQUIRE(pre.unsupported.empty());
+  CHECK(pre.shader == "attention_prefill_coopmat_nv");
+  CHECK(pre.push.plan.splits == 1);
+  CHECK(pre.push.plan.groups == 2 * 32 * 64);
+  CHECK(pre.shared_bytes <= 49152);
+  CHECK(pre.constants[4] == 16);  // 16x16x16 preferred
+  // bf16 prefill has no cooperative-matrix path (NV v1): the portable tiled kernel serves it.
+  CHECK(!vulkan::attn::plan_coopmat_nv(shape(2, 32, 8, 128, 4096, 4096, true), DType::bf16, h200, "prefill").unsupported.empty());
+  const auto tiled = vulkan::attn::plan_portable(shape(2, 32, 8, 128, 4096, 4096, true), DType::bf16, h200);
+  CHECK(tiled.shader == "attention_prefill");
+  // Every head_dim 1..512 has a portable plan, on the H200 and on lavapipe's 32 KiB.
+  DeviceLimits lavapipe = h200;
+  lavapipe.shared_mem_bytes = 32768;
+  for (const char* sg : {"8", "4"}) {
+    lavapipe.features["min_subgroup_size"] = lavapipe.features["max_subgroup_size"] = sg;
+    for (int32_t d = 1; d <= 512; ++d)
+      for (int32_t q : {1, 300}) {
+        INFO("head_dim " << d << " q_len " << q << " subgroup " << sg);
+        CHECK(vulkan::attn::plan_portable(shape(1, 8, 2, d, q, 300, true), DType::f16, h200).unsupported.empty());
+        CHECK(vulkan::attn::plan_portable(shape(1, 8, 2, d, q, 300, true), DType::f32, lavapipe).unsupported.empty());
+      }
+  }
+}
+
+#endif
