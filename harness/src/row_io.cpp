@@ -1,9 +1,11 @@
 #include "attnbench/row_io.h"
 
+#include "attnbench/error.h"
+
 namespace attnbench {
 
 Json row_to_json(const RowResult& row) {
-  Json j = {{"name", row.name}, {"status", row.status}, {"reason", row.reason}, {"record", row.record}};
+  Json j = {{"record", row.record}};
   if (row.timing) {
     const TimingResult& t = *row.timing;
     Json aggs = Json::array();
@@ -16,11 +18,9 @@ Json row_to_json(const RowResult& row) {
 }
 
 RowResult row_from_json(const Json& j) {
+  if (!j.is_object() || !j.contains("record")) throw InputError("a row line without its record");
   RowResult row;
-  row.name = j.at("name").get<std::string>();
-  row.status = j.at("status").get<std::string>();
-  row.reason = j.value("reason", "");
-  row.record = j.at("record");
+  row.record = j["record"].get<Row>();
   if (j.contains("timing")) {
     const Json& t = j["timing"];
     TimingResult r;

@@ -32,7 +32,7 @@ TEST_CASE("streaming_llm vulkan: EXACT checks pass, the CPU backend's bits", "[v
     const Case c = test::case_from_id(id);
     const auto rows = test::check_case(c, be);
     REQUIRE(rows.size() == 1);
-    CHECK(rows[0].status + " " + rows[0].reason == "pass ");
+    CHECK(test::status_and_reason(rows[0]) == "pass ");
     CHECK(test::output_hash(rows[0]) == test::output_hash(test::check_case(c, cpu).at(0)));
   }
 }

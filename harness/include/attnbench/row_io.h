@@ -1,5 +1,6 @@
 // RowResult as one JSON line: what a worker sends its parent and what the journal keeps, so a row
-// survives the process that produced it without loss (timing samples included).
+// survives the process that produced it without loss: {"record": the Row's JSON (row.h),
+// "timing": the samples, when timed}.
 #pragma once
 
 #include "attnbench/execute.h"
