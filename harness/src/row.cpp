@@ -88,6 +88,7 @@ class Reader {
     const Json* v = find(key);
     if (!v) return fallback;
     if (v->is_number_unsigned()) return v->get<uint64_t>();
+    if (v->is_number_integer() && v->get<int64_t>() >= 0) return static_cast<uint64_t>(v->get<int64_t>());
     if (v->is_number_float() && v->get<double>() >= 0 && std::floor(v->get<double>()) == v->get<double>() &&
         v->get<double>() < 0x1p64)
       return static_cast<uint64_t>(v->get<double>());

@@ -142,6 +142,7 @@ TEST_CASE("row: readers tolerate unknown fields and reject what they cannot unde
   future["energy_j"] = 1.5;                          // a key a newer build writes
   future["timing"]["p99_s"] = 2e-5;
   future["checks"]["O"]["ulp"] = 3;                  // a metric joins the others
+  future["memory"]["input_bytes"] = Json(int64_t{100});  // a signed count from another writer
   const Row r = future.get<Row>();
   CHECK(r.status == Status::pass);
   CHECK(r.timing->median_s == 1.25e-5);
@@ -161,6 +162,9 @@ TEST_CASE("row: readers tolerate unknown fields and reject what they cannot unde
   bad = good;
   bad["seed"] = "seven";
   rejects("seed of the wrong type", bad, "`seed` is \"seven\", not a non-negative integer");
+  bad = good;
+  bad["memory"]["peak_bytes"] = -1;
+  rejects("negative count", bad, "`memory.peak_bytes` is -1, not a non-negative integer");
   bad = good;
   bad["timing"]["median_s"] = "fast";
   rejects("nested field of the wrong type", bad, "`timing.median_s` is string, not a number");
