@@ -172,9 +172,9 @@ TEST_CASE("the speculative_sampling plans: narrow teams for small vocabularies, 
   CHECK(qwen.finalize_groups > 0);
   CHECK(qwen.finalize_team <= 32);
   // At lavapipe's subgroup 4 a team never exceeds the subgroup.
-  for (const char* sg : {"8", "4"}) {
+  for (uint32_t sg : {8u, 4u}) {
     const auto lp = plan(40000, 3, 16, test::lavapipe_limits(sg));
-    CHECK(lp.team <= static_cast<uint32_t>(std::stoi(sg)));
+    CHECK(lp.team <= sg);
     CHECK(!lp.wide);
   }
   // A tensor past one binding is refused with its size.
