@@ -73,7 +73,8 @@ LbCell all_cases_cell(const std::vector<const Rec*>& sibs) {
   std::string title;
   for (const Rec* r : sibs)
     if (!r->passed()) title += cat(title.empty() ? "" : "\n", r->row.case_id, ": ", status_name(r->row.status), " ", r->row.reason);
-  return {text, n ? static_cast<double>(pass) / n : 0.0, bad ? "fail" : pass == n ? "pass" : "unsupported", title};
+  const Status colour = bad ? Status::fail : pass == n ? Status::pass : Status::unsupported;
+  return {text, n ? static_cast<double>(pass) / n : 0.0, status_name(colour), title};
 }
 
 // One section's table: the fixed columns, the quality keys and related roles of its rows.

@@ -9,10 +9,8 @@
 
 namespace attnbench::lb {
 
-namespace {
-// How statuses are listed: passes (then noisy passes) first, then what went wrong, then what did
-// not run.
-const std::vector<std::string>& status_order() {
+// Passes (then noisy passes) first, then what went wrong, then what did not run.
+const std::vector<std::string>& shown_statuses() {
   static const std::vector<std::string> order = [] {
     std::vector<std::string> o;
     for (Status s : kStatuses) {
@@ -23,7 +21,6 @@ const std::vector<std::string>& status_order() {
   }();
   return order;
 }
-}  // namespace
 
 std::string fmt_sig(double v, int digits) {
   if (!std::isfinite(v)) return v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
@@ -102,7 +99,7 @@ std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& 
 
 std::string matrix_cell_text(const LbMatrixCell& c) {
   std::string s;
-  for (const auto& status : status_order())
+  for (const auto& status : shown_statuses())
     if (auto it = c.counts.find(status); it != c.counts.end())
       s += (s.empty() ? "" : ", ") + std::to_string(it->second) + " " + status;
   return s.empty() ? "—" : s;
@@ -242,7 +239,7 @@ LbCell equivalence_cell(const Rec& r) {
   std::string text;
   for (const auto& p : parts) text += (text.empty() ? "" : ", ") + p;
   LbCell c{text.empty() ? "checked" : text, worst >= 0 ? std::optional<double>(worst) : std::nullopt,
-           failed.empty() ? "pass" : "fail", failed};
+           status_name(failed.empty() ? Status::pass : Status::fail), failed};
   if (!failed.empty()) c.text = "FAIL " + c.text;
   if (c.title.empty())
     c.title = "worst max_abs / gate over TOL outputs; tie swaps (SET); boundary events (SEMI); smallest p (STAT)";
