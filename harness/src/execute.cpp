@@ -191,7 +191,8 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
     rec.checks.emplace();
     for (const auto& o : report.outputs) {
       // One entry per output; a later check of the same output replaces the earlier.
-      auto same = std::find_if(rec.checks->begin(), rec.checks->end(), [&](const RowCheck& x) { return x.output == o.output; });
+      auto same = std::find_if(rec.checks->begin(), rec.checks->end(),
+                               [&](const RowCheck& x) { return x.output == o.output; });
       if (same != rec.checks->end()) *same = row_check(o);
       else rec.checks->push_back(row_check(o));
     }
@@ -213,11 +214,12 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
         if (d.cls == CheckClass::TOL) {
           deterministic = false;
         } else {
-          fail(Status::fail, cat(d.name, ": output differs between two runs (a race in an ", check_class_name(d.cls),
-                           " output)"));
+          fail(Status::fail, cat(d.name, ": output differs between two runs (a race in an ",
+                                 check_class_name(d.cls), " output)"));
         }
       }
-      if (auto bad = alloc.check_guards(); !bad.empty()) fail(Status::fail, "guard region overwritten during timing: " + bad.front());
+      if (auto bad = alloc.check_guards(); !bad.empty())
+        fail(Status::fail, "guard region overwritten during timing: " + bad.front());
       seconds.timing = clock.lap();
     }
     rec.deterministic = deterministic;

@@ -137,7 +137,8 @@ TEST_CASE("row_io: the committed results files' limits read into the typed membe
 
   // The older text of the other typed limits, and the typed key winning over it.
   Json l = limits_to_json(DeviceLimits{});
-  l["features"] = {{"coopmat_nv_f16_shapes", "16x8x16,16x16x16"}, {"compute_capability", "9.0"}, {"max_workgroup_size", "512"}};
+  l["features"] = {
+      {"coopmat_nv_f16_shapes", "16x8x16,16x16x16"}, {"compute_capability", "9.0"}, {"max_workgroup_size", "512"}};
   l["max_workgroup_size"] = 1024;
   const DeviceLimits old = limits_from_json(l);
   CHECK(old.coopmat_f16_shapes == std::vector<MatrixShape>{{16, 8, 16}, {16, 16, 16}});

@@ -88,7 +88,8 @@ TEST_CASE("row: the JSON of a timed row round-trips in the results file's key or
   CHECK(j["checked_rows"] == 12);
   CHECK(keys_of(j["checks"]["O"]) == std::vector<std::string>{"class", "pass", "max_abs", "gate", "compared"});
   CHECK(keys_of(j["checks"]["idx"]) == std::vector<std::string>{"class", "pass", "message", "n_tie_swaps"});
-  CHECK(keys_of(j["seconds"]) == std::vector<std::string>{"inputs", "reference", "reference_cached", "run", "check", "timing", "quality"});
+  CHECK(keys_of(j["seconds"]) ==
+        std::vector<std::string>{"inputs", "reference", "reference_cached", "run", "check", "timing", "quality"});
   CHECK(keys_of(j["timing"]) == std::vector<std::string>{"mode", "how", "batch", "repetitions", "min_time_s", "median_s", "cv",
                                                          "noisy", "telemetry"});
   CHECK(j["timing"]["telemetry"].size() == 2);
