@@ -94,7 +94,7 @@ std::vector<std::string> rows_not_passing(const std::vector<std::string>& case_i
     const auto rows = check_case(case_from_id(id), backend);
     if (rows.empty()) bad.push_back(id + label + ": no impl ran");
     for (const auto& r : rows)
-      if (r.status != "pass") bad.push_back(id + label + ": " + r.status + " " + r.reason);
+      if (r.record.status != Status::pass) bad.push_back(id + label + ": " + status_and_reason(r));
   }
   return bad;
 }
@@ -111,7 +111,11 @@ std::vector<std::string> cpu_rows_not_passing(const std::vector<std::string>& ca
   return bad;
 }
 
-std::string output_hash(const RowResult& row) { return row.record["hashes"]["outputs"].get<std::string>(); }
+std::string output_hash(const RowResult& row) { return row.record.hashes.value().outputs; }
+
+std::string status_and_reason(const RowResult& row) {
+  return std::string(status_name(row.record.status)) + " " + row.record.reason;
+}
 
 std::vector<RowResult> check_case(const Case& c, Backend& backend) {
   const CaseData data = prepare_case_data(c);

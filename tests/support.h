@@ -50,6 +50,8 @@ std::vector<std::string> cpu_rows_not_passing(const std::vector<std::string>& ca
 
 // The hash of a row's outputs (a run-to-run or thread-count comparison).
 std::string output_hash(const RowResult& row);
+// "<status> <reason>": "pass " for a row that passed, so a failing CHECK shows why.
+std::string status_and_reason(const RowResult& row);
 
 // Checks (no timing) every impl of the case's method on `backend`; one row per variant.
 std::vector<RowResult> check_case(const Case& c, Backend& backend);

@@ -7,6 +7,7 @@
 #include "attnbench/error.h"
 #include "attnbench/json.h"
 #include "attnbench/registry.h"
+#include "attnbench/row_io.h"
 #include "attnbench/runner.h"
 #include "attnbench/suite.h"
 
@@ -99,21 +100,13 @@ int verb_env(const std::vector<std::string>& argv) {
   Json out = Json::object();
   for (auto& b : open_backends({}, args.all("backend-opt"))) {
     const Probe p = b->probe();
-    Json j = Json::object();
-    j["available"] = p.available;
-    if (!p.available) j["reason"] = p.reason;
-    j["device"] = p.device.name;
-    j["details"] = p.device.details;
-    j["limits"] = {{"max_buffer_bytes", p.limits.max_buffer_bytes}, {"max_binding_bytes", p.limits.max_binding_bytes},
-                   {"shared_mem_bytes", p.limits.shared_mem_bytes}, {"subgroup_size", p.limits.subgroup_size},
-                   {"compute_units", p.limits.compute_units}, {"features", p.limits.features}};
+    Json j = probe_to_json(p);  // as the results' context shows it
     Json opts = Json::array();
     for (const auto& o : b->options())
       opts.push_back({{"option", b->name() + "." + o.name}, {"value", b->option(o.name)}, {"doc", o.doc}});
     j["options"] = opts;
     if (args.has("peaks") && p.available) {
-      const Peaks pk = b->measure_peaks();
-      j["peaks"] = {{"copy_bytes_per_s", pk.copy_bytes_per_s}, {"flops_per_s", pk.flops_per_s}, {"how", pk.how}};
+      j["peaks"] = peaks_to_json(b->measure_peaks());
     }
     out[b->name()] = j;
   }

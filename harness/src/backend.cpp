@@ -9,7 +9,47 @@ namespace attnbench {
 
 bool DeviceLimits::has(const std::string& feature) const {
   auto it = features.find(feature);
-  return it != features.end() && it->second == "yes";
+  return it != features.end() && it->second;
+}
+
+const char* device_type_name(DeviceType t) {
+  switch (t) {
+    case DeviceType::unknown: return "";
+    case DeviceType::discrete: return "discrete";
+    case DeviceType::integrated: return "integrated";
+    case DeviceType::virtual_gpu: return "virtual";
+    case DeviceType::cpu: return "cpu";
+    case DeviceType::other: return "other";
+  }
+  return "";
+}
+
+DeviceType parse_device_type(std::string_view name) {
+  for (DeviceType t : {DeviceType::unknown, DeviceType::discrete, DeviceType::integrated, DeviceType::virtual_gpu,
+                       DeviceType::cpu, DeviceType::other})
+    if (name == device_type_name(t)) return t;
+  throw InputError(cat("unknown device type \"", name, "\"; known: discrete, integrated, virtual, cpu, other"));
+}
+
+const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::none: return "";
+    case CpuIsa::avx2: return "avx2";
+    case CpuIsa::avx512: return "avx512";
+  }
+  return "";
+}
+
+CpuIsa parse_cpu_isa(std::string_view name) {
+  for (CpuIsa isa : {CpuIsa::none, CpuIsa::avx2, CpuIsa::avx512})
+    if (name == cpu_isa_name(isa)) return isa;
+  throw InputError(cat("unknown CPU isa \"", name, "\"; known: avx2, avx512"));
+}
+
+std::string matrix_shapes_text(const std::vector<MatrixShape>& shapes) {
+  std::string s;
+  for (const MatrixShape& x : shapes) s += cat(s.empty() ? "" : ",", x.m, "x", x.n, "x", x.k);
+  return s;
 }
 
 void Backend::set_option(const std::string& key, const std::string& value) {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "attnbench/error.h"
 #include "attnbench/results.h"
@@ -46,6 +47,9 @@ double median_of(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
+// A row's place in the plan, as the runner orders a results file.
+using PlanKey = std::tuple<int, int, std::string, std::string>;  // case_index, related_rank, backend, variant
+
 struct TimedRow {
   std::vector<double> samples;
   std::string outputs_hash;
@@ -58,7 +62,7 @@ std::map<std::string, TimedRow> timed_rows(const Json& doc) {
     const std::string name = row.value("run_name", row.value("name", ""));
     if (row.value("run_type", "") == "iteration") out[name].samples.push_back(row.at("real_time").get<double>());
     if (row.value("aggregate_name", "") == "median")
-      out[name].outputs_hash = row["attnbench"].value("hashes", Json::object()).value("outputs", "");
+      if (const std::optional<Row> rec = full_record(row); rec && rec->hashes) out[name].outputs_hash = rec->hashes->outputs;
   }
   return out;
 }
@@ -149,6 +153,15 @@ Json read_results_file(const std::string& path) {
     throw InputError(cat(path, ": not a results file (no context and benchmarks)"));
   const int v = doc["context"].value("schema_version", 0);
   if (v != kSchemaVersion) throw InputError(cat(path, ": schema_version ", v, " is not understood (this build reads ", kSchemaVersion, ")"));
+  if (!doc["benchmarks"].is_array()) throw InputError(cat(path, ": `benchmarks` is not an array"));
+  // Every record must read, so a verb never acts on half a file it does not understand.
+  for (const Json& row : doc["benchmarks"]) {
+    try {
+      full_record(row);
+    } catch (const InputError& e) {
+      throw InputError(cat(path, ": ", e.what()));
+    }
+  }
   return doc;
 }
 
@@ -169,19 +182,25 @@ Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>
   // users in different shards share) is taken once: from the shard where it has its earliest
   // place, that of its first user, as in an unsharded run; on a tie the first file wins.
   std::map<std::string, std::vector<Json>> groups;
-  std::map<std::string, Json> keys;
+  std::map<std::string, PlanKey> keys;
   std::vector<std::string> order;
-  for (const auto& doc : docs) {
+  for (size_t d = 0; d < docs.size(); ++d) {
+    const Json& doc = docs[d];
     std::map<std::string, std::vector<Json>> here;
-    std::map<std::string, Json> here_keys;
+    std::map<std::string, PlanKey> here_keys;
     std::vector<std::string> here_order;
     for (const auto& row : doc["benchmarks"]) {
       const std::string name = row.value("run_name", row.value("name", ""));
       if (!here.count(name)) here_order.push_back(name);
       here[name].push_back(row);
-      const Json a = row.value("attnbench", Json::object());
-      if (a.contains("case_index")) {
-        const Json k = {a["case_index"], a.value("related_rank", 0), a.value("backend", ""), a.value("variant", "")};
+      std::optional<Row> a;
+      try {
+        a = full_record(row);
+      } catch (const InputError& e) {
+        throw InputError(cat(paths[d], ": ", e.what()));
+      }
+      if (a && a->case_index) {
+        const PlanKey k{*a->case_index, a->related_rank.value_or(0), a->backend, a->variant};
         if (!here_keys.count(name) || k < here_keys[name]) here_keys[name] = k;
       }
     }

@@ -55,7 +55,7 @@ DumpResult dump_case(const DumpRequest& req) {
   ExecuteOptions opt;
   opt.timing = false;
   opt.keep_outputs = true;
-  std::vector<std::string> statuses;
+  std::vector<Status> statuses;
   bool unavailable = false;  // a backend asked for by name: exit 3, as run does
   for (auto& b : backends) {
     BackendState state{b.get(), b->probe(), std::nullopt};
@@ -72,14 +72,15 @@ DumpResult dump_case(const DumpRequest& req) {
         continue;
       }
       RowResult row = execute_case(data, state, *e, opt);
-      statuses.push_back(row.status);
-      res.row_lines.push_back(cat(e->row_suffix(), ": ", row.status, row.reason.empty() ? "" : " " + row.reason));
+      const Row& rec = row.record;
+      statuses.push_back(rec.status);
+      res.row_lines.push_back(cat(e->row_suffix(), ": ", status_name(rec.status), rec.reason.empty() ? "" : " " + rec.reason));
       if (row.outputs.empty()) continue;  // an error before the outputs came back
       SafetensorsMetadata m = meta;
       m["backend"] = e->backend;
       m["variant"] = e->variant;
-      m["status"] = row.status;
-      m["reason"] = row.reason;
+      m["status"] = status_name(rec.status);
+      m["reason"] = rec.reason;
       write(e->backend + "." + e->variant + ".safetensors", row.outputs, m);
     }
   }

@@ -1,5 +1,6 @@
 #include "attnbench/execute.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -62,35 +63,27 @@ Json params_json(const Params& p) {
   return j;
 }
 
-Json base_record(const Case& c, const std::string& backend, const std::string& variant, const std::string& device) {
-  const MethodInfo& info = c.method->info();
-  Json r = Json::object();
-  r["case_id"] = c.id();
-  r["label"] = c.label;
-  r["headline"] = c.headline;
-  r["catalog_id"] = info.catalog_id;
-  r["method"] = info.name;
-  r["family"] = info.family;
-  r["phase"] = c.phase;
-  r["spec_version"] = info.spec_version;
-  r["backend"] = backend;
-  r["variant"] = variant;
-  r["device"] = device;
-  r["dtype"] = std::string(dtype_name(c.dtype));
-  r["seed"] = c.seed;
-  r["params"] = params_json(c.params);
-  return r;
-}
-
 RowResult make_row(const Case& c, const std::string& backend, const std::string& variant, const std::string& device,
-                   const std::string& status, const std::string& reason) {
+                   Status status, const std::string& reason) {
+  const MethodInfo& info = c.method->info();
   RowResult row;
-  row.name = c.id() + "/" + backend + "/" + variant;
-  row.status = status;
-  row.reason = reason;
-  row.record = base_record(c, backend, variant, device);
-  row.record["status"] = status;
-  row.record["reason"] = reason;
+  Row& r = row.record;
+  r.case_id = c.id();
+  r.label = c.label;
+  r.headline = c.headline;
+  r.catalog_id = info.catalog_id;
+  r.method = info.name;
+  r.family = info.family;
+  r.phase = c.phase;
+  r.spec_version = info.spec_version;
+  r.backend = backend;
+  r.variant = variant;
+  r.device = device;
+  r.dtype = c.dtype;
+  r.seed = c.seed;
+  r.params = params_json(c.params);
+  r.status = status;
+  r.reason = reason;
   return row;
 }
 
@@ -114,47 +107,37 @@ void upload_poisoned(Backend& be, const std::vector<OutputDecl>& decls, const Io
   }
 }
 
-Json check_json(const OutputCheck& o) {
-  Json j = Json::object();
-  j["class"] = std::string(check_class_name(o.cls));
-  j["pass"] = o.pass;
-  if (!o.pass) j["message"] = o.message;
-  for (const auto& [k, v] : o.metrics.items()) j[k] = v;
-  return j;
-}
+RowCheck row_check(const OutputCheck& o) { return {o.output, o.cls, o.pass, o.message, o.metrics}; }
 
 }  // namespace
 
 RowResult status_row(const Case& c, const std::string& backend, const std::string& variant, const std::string& device,
-                     const std::string& status, const std::string& reason) {
+                     Status status, const std::string& reason) {
   return make_row(c, backend, variant, device, status, reason);
 }
 
 RowResult unsupported_row(const Case& c, const BackendState& be, const std::string& reason) {
-  return make_row(c, be.backend->name(), "-", be.probe.device.name, "unsupported", reason);
+  return make_row(c, be.backend->name(), "-", be.probe.device.name, Status::unsupported, reason);
 }
 
 RowResult skipped_row(const Case& c, const std::string& backend, const std::string& reason) {
-  return make_row(c, backend, "-", "", "skipped", reason);
+  return make_row(c, backend, "-", "", Status::skipped, reason);
 }
 
 RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntry& entry, const ExecuteOptions& opt) {
   const Case& c = data.c;
   Backend& be = *state.backend;
-  RowResult row = make_row(c, be.name(), entry.variant, state.probe.device.name, "pass", "");
-  Json& rec = row.record;
-  rec["hashes"] = {{"inputs", data.input_hash}, {"reference", data.reference_hash}};
-  rec["work"] = {{"flops", data.work.flops}, {"bytes", data.work.bytes},
-                 {"bound", data.work.bound == Bound::memory ? "memory" : "compute"}};
-  rec["checked_rows"] = data.ref.checked_rows.empty() ? Json("all") : Json(data.ref.checked_rows.size());
-  const auto fail = [&](const std::string& status, const std::string& reason) {
-    row.status = status;
-    row.reason = reason;
-    rec["status"] = status;
-    rec["reason"] = reason;
+  RowResult row = make_row(c, be.name(), entry.variant, state.probe.device.name, Status::pass, "");
+  Row& rec = row.record;
+  rec.hashes = RowHashes{data.input_hash, data.reference_hash, ""};
+  rec.work = data.work;
+  rec.checked_rows = CheckedRows{data.ref.checked_rows.empty(), data.ref.checked_rows.size()};
+  const auto fail = [&](Status status, const std::string& reason) {
+    rec.status = status;
+    rec.reason = reason;
   };
   // Where this row's time went; inputs and reference are the case's, shared by its variants.
-  Json seconds = {{"inputs", data.inputs_s}, {"reference", data.reference_s}, {"reference_cached", data.reference_cached}};
+  RowSeconds seconds{data.inputs_s, data.reference_s, data.reference_cached, {}, {}, {}, {}};
   Stopwatch clock;
   try {
     Allocator& alloc = be.allocator();
@@ -182,11 +165,10 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
     be.synchronize();
     // Device state right after the checked run (clocks, throttling, memory the allocator does
     // not account for); null on backends that report none.
-    if (Json t = be.telemetry(); !t.is_null()) rec["telemetry"] = std::move(t);
+    rec.telemetry = be.telemetry();
     const TensorMap got = download_outputs(be, data.outputs, io);
-    seconds["run"] = clock.lap();  // prepare, upload, one run, download
-    const std::string output_hash = hash_tensors(got);
-    rec["hashes"]["outputs"] = output_hash;
+    seconds.run = clock.lap();  // prepare, upload, one run, download
+    rec.hashes->outputs = hash_tensors(got);
     if (opt.keep_outputs)
       for (const auto& [name, t] : got) row.outputs.emplace(name, t.clone());
 
@@ -206,17 +188,22 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
       }
     }
     if (layout_ok && report.pass()) report = c.method->check(c, data.inputs, data.ref, got);
-    Json checks = Json::object();
-    for (const auto& o : report.outputs) checks[o.output] = check_json(o);
-    rec["checks"] = checks;
-    if (!report.pass()) fail("fail", report.first_failure());
-    seconds["check"] = clock.lap();
+    rec.checks.emplace();
+    for (const auto& o : report.outputs) {
+      // One entry per output; a later check of the same output replaces the earlier.
+      auto same = std::find_if(rec.checks->begin(), rec.checks->end(),
+                               [&](const RowCheck& x) { return x.output == o.output; });
+      if (same != rec.checks->end()) *same = row_check(o);
+      else rec.checks->push_back(row_check(o));
+    }
+    if (!report.pass()) fail(Status::fail, report.first_failure());
+    seconds.check = clock.lap();
 
     bool deterministic = true;
-    if (row.status == "pass" && opt.timing) {
+    if (rec.status == Status::pass && opt.timing) {
       const std::string& mode = opt.timing_opts.mode;
       const bool cold = mode == "cold" || (mode == "auto" && data.work.bound == Bound::memory);
-      row.timing = time_launches(row.name, [&] { impl->run(); }, be, opt.timing_opts, cold);
+      row.timing = time_launches(row.name(), [&] { impl->run(); }, be, opt.timing_opts, cold);
       // Race check: the outputs of one more run must hash the same as the checked run's.
       upload_poisoned(be, data.outputs, io);
       impl->run();
@@ -227,58 +214,46 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
         if (d.cls == CheckClass::TOL) {
           deterministic = false;
         } else {
-          fail("fail", cat(d.name, ": output differs between two runs (a race in an ", check_class_name(d.cls),
-                           " output)"));
+          fail(Status::fail, cat(d.name, ": output differs between two runs (a race in an ",
+                                 check_class_name(d.cls), " output)"));
         }
       }
-      if (auto bad = alloc.check_guards(); !bad.empty()) fail("fail", "guard region overwritten during timing: " + bad.front());
-      seconds["timing"] = clock.lap();
+      if (auto bad = alloc.check_guards(); !bad.empty())
+        fail(Status::fail, "guard region overwritten during timing: " + bad.front());
+      seconds.timing = clock.lap();
     }
-    rec["deterministic"] = deterministic;
+    rec.deterministic = deterministic;
 
     const size_t peak = alloc.peak_bytes() - base_bytes;
-    rec["memory"] = {{"input_bytes", alloc.peak_bytes(BufferRole::input)},
-                     {"output_bytes", alloc.peak_bytes(BufferRole::output)},
-                     {"workspace_peak_bytes", peak > io_bytes ? peak - io_bytes : 0},
-                     {"peak_bytes", peak}};
-    if (row.status == "pass") {
-      rec["quality"] = c.method->quality(c, data.inputs, got);
-      seconds["quality"] = clock.lap();
+    rec.memory = RowMemory{alloc.peak_bytes(BufferRole::input), alloc.peak_bytes(BufferRole::output),
+                           peak > io_bytes ? peak - io_bytes : 0, peak};
+    if (rec.status == Status::pass) {
+      rec.quality = c.method->quality(c, data.inputs, got);
+      seconds.quality = clock.lap();
     }
   } catch (const DeviceLostError& e) {
-    fail("error", e.what());
-    row.device_lost = true;
-    rec["device_lost"] = true;
+    fail(Status::error, e.what());
+    rec.device_lost = true;
   } catch (const std::exception& e) {
-    fail("error", e.what());
+    fail(Status::error, e.what());
   }
-  rec["seconds"] = seconds;
+  rec.seconds = seconds;
 
   if (row.timing) {
     const TimingResult& t = *row.timing;
     const double median = t.median_s(), cv = t.cv();
-    const bool noisy = cv > opt.timing_opts.noisy_cv;
-    rec["timing"] = {{"mode", t.mode},
-                     {"how", t.how},
-                     {"batch", t.batch},
-                     {"repetitions", t.seconds.size()},
-                     {"min_time_s", opt.timing_opts.min_time_s},
-                     {"median_s", median},
-                     {"cv", cv},
-                     {"noisy", noisy}};
-    if (!t.telemetry.empty()) rec["timing"]["telemetry"] = t.telemetry;
-    Json tp = Json::object();
-    tp["flops_per_s"] = data.work.flops / median;
-    tp["bytes_per_s"] = data.work.bytes / median;
+    rec.timing = RowTiming{t.mode, t.how, t.batch, t.seconds.size(), opt.timing_opts.min_time_s, median, cv,
+                           cv > opt.timing_opts.noisy_cv, t.telemetry};
+    RowThroughput tp{data.work.flops / median, data.work.bytes / median, "", 0, false};
     if (state.peaks) {
       const bool memory = data.work.bound == Bound::memory;
       const double peak = memory ? state.peaks->copy_bytes_per_s : state.peaks->flops_per_s;
       const double achieved = memory ? data.work.bytes / median : data.work.flops / median;
-      tp["peak"] = memory ? "copy_bytes_per_s" : "flops_per_s";
-      tp["pct_of_peak"] = peak > 0 ? 100.0 * achieved / peak : 0.0;
-      tp["above_peak"] = peak > 0 && achieved > peak;
+      tp.peak = memory ? "copy_bytes_per_s" : "flops_per_s";
+      tp.pct_of_peak = peak > 0 ? 100.0 * achieved / peak : 0.0;
+      tp.above_peak = peak > 0 && achieved > peak;
     }
-    rec["throughput"] = tp;
+    rec.throughput = tp;
   }
   return row;
 }

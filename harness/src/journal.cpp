@@ -32,7 +32,13 @@ Journal::Journal(std::string path, const Json& header, bool resume) : path_(std:
                                ", this suite ", header.value("suite_hash", "?"), ")"));
         continue;
       }
-      if (j.contains("row")) previous_.push_back(row_from_json(j["row"]));
+      if (j.contains("row")) {
+        try {
+          previous_.push_back(row_from_json(j["row"]));
+        } catch (const InputError& e) {
+          throw InputError(cat("--resume: ", path_, ": ", e.what()));
+        }
+      }
       if (j.contains("case_done"))
         done_.insert({j["case_done"][0].get<std::string>(), j["case_done"][1].get<std::string>()});
     }
@@ -55,8 +61,7 @@ bool Journal::case_done(const std::string& case_id, const std::string& backend) 
 std::vector<std::string> Journal::variants_done(const std::string& case_id, const std::string& backend) const {
   std::vector<std::string> out;
   for (const auto& r : previous_)
-    if (r.record.value("case_id", "") == case_id && r.record.value("backend", "") == backend)
-      out.push_back(r.record.value("variant", ""));
+    if (r.record.case_id == case_id && r.record.backend == backend) out.push_back(r.record.variant);
   return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "attnbench/compare.h"
 #include "attnbench/error.h"
+#include "attnbench/results.h"
 #include "leaderboard_cells.h"
 
 namespace attnbench {
@@ -20,7 +21,7 @@ namespace {
 using namespace lb;
 
 // First-seen order of keys.
-struct Order {
+struct FirstSeen {
   std::vector<std::string> keys;
   void add(const std::string& k) {
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
@@ -34,12 +35,12 @@ const Rec* related_rec(const std::vector<Rec>& recs, const std::vector<LbSource>
                        const std::string& case_id) {
   const Rec *same = nullptr, *fastest = nullptr, *any = nullptr;
   for (const Rec& r : recs) {
-    if (r.src != self.src || r.str("case_id") != case_id || r.str("backend") != self.str("backend") ||
+    if (r.src != self.src || r.row.case_id != case_id || r.row.backend != self.row.backend ||
         device_of(sources, r) != device_of(sources, self))
       continue;
     if (!any) any = &r;
-    if (r.status() != "pass" || !r.median_us()) continue;
-    if (r.str("variant") == self.str("variant")) same = &r;
+    if (!r.passed() || !r.median_us()) continue;
+    if (r.row.variant == self.row.variant) same = &r;
     if (!fastest || *r.median_us() < *fastest->median_us()) fastest = &r;
   }
   return same ? same : fastest ? fastest : any;
@@ -51,39 +52,39 @@ std::vector<const Rec*> siblings(const std::vector<Rec>& recs, const std::vector
   std::vector<const Rec*> out = {&self};
   for (const Rec& r : recs)
     if (&r != &self && r.src == self.src && r.related_rank() == 0 && r.method_label() == self.method_label() &&
-        r.str("backend") == self.str("backend") && device_of(sources, r) == device_of(sources, self) &&
-        (r.str("variant") == self.str("variant") || r.str("variant") == "-"))
+        r.row.backend == self.row.backend && device_of(sources, r) == device_of(sources, self) &&
+        (r.row.variant == self.row.variant || r.row.variant == "-"))
       out.push_back(&r);
   return out;
 }
 
 // "12/12 pass" or "10/12 pass, 1 fail, 1 unsupported": every suite case of the row's method there.
 LbCell all_cases_cell(const std::vector<const Rec*>& sibs) {
-  std::map<std::string, int> counts;
-  for (const Rec* r : sibs) counts[r->status()]++;
-  const int n = static_cast<int>(sibs.size()), pass = counts["pass"];
+  std::map<Status, int> counts;
+  for (const Rec* r : sibs) counts[r->row.status]++;
+  const int n = static_cast<int>(sibs.size()), pass = counts[Status::pass];
   std::string text = cat(pass, "/", n, " pass");
   bool bad = false;
   for (const auto& [st, k] : counts) {
-    if (st == "pass" || k == 0) continue;
-    text += cat(", ", k, " ", st);
-    bad = bad || (st != "unsupported" && st != "skipped");
+    if (st == Status::pass || k == 0) continue;
+    text += cat(", ", k, " ", status_name(st));
+    bad = bad || is_bad(st);
   }
   std::string title;
   for (const Rec* r : sibs)
-    if (r->status() != "pass") title += (title.empty() ? "" : "\n") + r->str("case_id") + ": " + r->status() + " " + r->str("reason");
-  return {text, n ? static_cast<double>(pass) / n : 0.0, bad ? "fail" : pass == n ? "pass" : "unsupported", title};
+    if (!r->passed()) title += cat(title.empty() ? "" : "\n", r->row.case_id, ": ", status_name(r->row.status), " ", r->row.reason);
+  const Status colour = bad ? Status::fail : pass == n ? Status::pass : Status::unsupported;
+  return {text, n ? static_cast<double>(pass) / n : 0.0, status_name(colour), title};
 }
 
 // One section's table: the fixed columns, the quality keys and related roles of its rows.
 void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std::vector<Rec>& recs,
                   const std::vector<LbSource>& sources, bool several_sources) {
-  Order quality, roles;
+  FirstSeen quality, roles;
   for (const Rec* r : rows) {
     for (const Rec* s : siblings(recs, sources, *r))
       for (const auto& [k, v] : flat_quality(*s)) quality.add(k);
-    if (r->j->contains("related"))
-      for (const auto& [role, id] : (*r->j)["related"].items()) roles.add(role);
+    for (const RelatedRef& rel : r->row.related) roles.add(rel.role);
   }
   sec.columns = {{"method", "method", "method and phase; the catalog id in the tooltip"},
                  {"case", "case", "the headline case's label (its id in the tooltip and below the table)"}};
@@ -106,12 +107,11 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
 
   for (const Rec* r : rows) {
     std::vector<LbCell> cells;
-    const std::string label = r->str("label");
-    cells.push_back({r->method_label(), std::nullopt, "", r->str("catalog_id")});
-    cells.push_back({label.empty() ? (r->j->value("headline", false) ? "headline" : "most work") : label, std::nullopt,
-                     "", r->str("case_id")});
+    const std::string& label = r->row.label;
+    cells.push_back({r->method_label(), std::nullopt, "", r->row.catalog_id});
+    cells.push_back({label.empty() ? (r->row.headline ? "headline" : "most work") : label, std::nullopt, "", r->row.case_id});
     if (several_sources) cells.push_back({cat("[", r->src + 1, "]"), static_cast<double>(r->src + 1), "", sources[r->src].path});
-    cells.push_back({r->str("backend") + "/" + r->str("variant"), std::nullopt, "", device_of(sources, *r)});
+    cells.push_back({r->row.backend + "/" + r->row.variant, std::nullopt, "", device_of(sources, *r)});
     cells.push_back(status_cell(*r));
     cells.push_back(latency_cell(*r));
     cells.push_back(throughput_cell(*r));
@@ -131,7 +131,7 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
         cell = value_cell(k, it->second);
         if (s != r) {
           cell.text += "*";
-          cell.title += " (from " + s->str("case_id") + ")";
+          cell.title += " (from " + s->row.case_id + ")";
         }
         break;
       }
@@ -141,11 +141,13 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
     std::map<std::string, double> times;  // role -> µs (passing, timed)
     std::map<std::string, std::string> methods;
     for (const auto& role : roles.keys) {
-      if (!r->j->contains("related") || !(*r->j)["related"].contains(role)) {
+      const auto it = std::find_if(r->row.related.begin(), r->row.related.end(),
+                                   [&](const RelatedRef& x) { return x.role == role; });
+      if (it == r->row.related.end()) {
         cells.push_back(dash());
         continue;
       }
-      const std::string id = (*r->j)["related"][role].get<std::string>();
+      const std::string id = it->case_id;
       const Rec* rel = related_rec(recs, sources, *r, id);
       if (!rel) {
         cells.push_back(dash("not in this file: " + id));
@@ -153,20 +155,20 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
       }
       methods[role] = rel->method_label();
       const auto us = rel->median_us();
-      if (rel->status() != "pass" || !us) {
-        cells.push_back({shown_status(*rel), std::nullopt, shown_status(*rel), id + ": " + rel->str("reason")});
+      if (!rel->passed() || !us) {
+        cells.push_back({shown_status(*rel), std::nullopt, shown_status(*rel), id + ": " + rel->row.reason});
         continue;
       }
       times[role] = *us;
-      const bool other_variant = rel->str("variant") != r->str("variant");
-      cells.push_back({fmt_us(*us) + (other_variant ? " (" + rel->str("variant") + ")" : ""), *us,
-                       rel->noisy() ? "noisy" : "", id + " on " + rel->str("backend") + "/" + rel->str("variant")});
+      const bool other_variant = rel->row.variant != r->row.variant;
+      cells.push_back({fmt_us(*us) + (other_variant ? " (" + rel->row.variant + ")" : ""), *us,
+                       rel->noisy() ? "noisy" : "", id + " on " + rel->row.backend + "/" + rel->row.variant});
     }
     if (!roles.keys.empty()) {
       std::vector<std::string> parts;
       std::optional<double> first;
       const auto self_us = r->median_us();
-      if (times.count("baseline") && self_us && r->status() == "pass") {
+      if (times.count("baseline") && self_us && r->passed()) {
         const double s = times["baseline"] / *self_us;
         parts.push_back(fmt_sig(s) + "× vs " + methods["baseline"]);
         first = s;
@@ -187,7 +189,7 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
       cells.push_back(text.empty() ? dash("no timed baseline or companion pair") : LbCell{text, first, "", text});
     }
     sec.rows.push_back(std::move(cells));
-    sec.cases.push_back({r->method_label() + (label.empty() ? "" : " (" + label + ")"), r->str("case_id")});
+    sec.cases.push_back({r->method_label() + (label.empty() ? "" : " (" + label + ")"), r->row.case_id});
   }
   // Each headline case once.
   std::vector<std::pair<std::string, std::string>> unique;
@@ -207,11 +209,11 @@ std::set<std::string> headline_cases(const std::vector<Rec>& recs, size_t src) {
   std::map<std::string, CaseWork> cases;
   for (const Rec& r : recs) {
     if (r.src != src || r.related_rank() != 0) continue;
-    CaseWork& w = cases[r.str("case_id")];
-    w.flops = std::max(w.flops, r.work("flops"));
-    w.bytes = std::max(w.bytes, r.work("bytes"));
-    w.headline = w.headline || r.j->value("headline", false);
-    w.dtype = r.str("dtype");
+    CaseWork& w = cases[r.row.case_id];
+    w.flops = std::max(w.flops, r.flops());
+    w.bytes = std::max(w.bytes, r.bytes());
+    w.headline = w.headline || r.row.headline;
+    w.dtype = dtype_name(r.row.dtype);
     w.method = r.method_label();
   }
   const auto more = [](const CaseWork& a, const CaseWork& b) {
@@ -235,10 +237,10 @@ std::set<std::string> headline_cases(const std::vector<Rec>& recs, size_t src) {
 
 void build_matrix(Leaderboard& lb, const std::vector<Rec>& recs) {
   LbMatrix& m = lb.matrix;
-  Order methods, columns;
+  FirstSeen methods, columns;
   std::map<std::string, std::string> help;
   for (const Rec& r : recs) {
-    const std::string col = cat("[", r.src + 1, "] ", r.str("backend"));
+    const std::string col = cat("[", r.src + 1, "] ", r.row.backend);
     methods.add(r.method_label());
     columns.add(col);
     help[col] = device_of(lb.sources, r) + " — " + lb.sources[r.src].path;
@@ -247,14 +249,17 @@ void build_matrix(Leaderboard& lb, const std::vector<Rec>& recs) {
   m.columns = columns.keys;
   for (const auto& c : m.columns) m.column_help.push_back(help[c]);
   // Worst first: what colours a cell (unsupported and skipped only when nothing ran).
-  const std::vector<std::string> severity = {"crashed", "timeout", "error", "fail", "noisy", "pass", "unsupported", "skipped"};
+  const std::vector<std::string> severity = {status_name(Status::crashed), status_name(Status::timeout),
+                                             status_name(Status::error),   status_name(Status::fail),
+                                             "noisy",                      status_name(Status::pass),
+                                             status_name(Status::unsupported), status_name(Status::skipped)};
   for (const Rec& r : recs) {
     const std::string st = shown_status(r);
-    LbMatrixCell& cell = m.cells[{methods.rank(r.method_label()), columns.rank(cat("[", r.src + 1, "] ", r.str("backend")))}];
+    LbMatrixCell& cell = m.cells[{methods.rank(r.method_label()), columns.rank(cat("[", r.src + 1, "] ", r.row.backend))}];
     cell.counts[st]++;
-    if (st != "pass" && st != "noisy" && !r.str("reason").empty() && cell.reasons.size() < 4 &&
-        std::find(cell.reasons.begin(), cell.reasons.end(), r.str("reason")) == cell.reasons.end())
-      cell.reasons.push_back(r.str("reason"));
+    if (!r.passed() && !r.row.reason.empty() && cell.reasons.size() < 4 &&
+        std::find(cell.reasons.begin(), cell.reasons.end(), r.row.reason) == cell.reasons.end())
+      cell.reasons.push_back(r.row.reason);
   }
   for (auto& [k, cell] : m.cells)
     for (const auto& s : severity)
@@ -265,9 +270,9 @@ void build_matrix(Leaderboard& lb, const std::vector<Rec>& recs) {
 }
 
 void build_latency_plots(Leaderboard& lb, const std::vector<Rec>& recs) {
-  Order methods;
+  FirstSeen methods;
   for (const Rec& r : recs)
-    if (r.status() == "pass" && r.median_us() && r.j->contains("params") && (*r.j)["params"].contains("kv_len"))
+    if (r.passed() && r.median_us() && r.row.params.contains("kv_len"))
       methods.add(r.method_label());
   for (const auto& method : methods.keys) {
     // Series key: everything but kv_len (dtype included).
@@ -275,20 +280,19 @@ void build_latency_plots(Leaderboard& lb, const std::vector<Rec>& recs) {
     std::map<std::string, int> count;
     std::map<std::string, std::string> subtitle;
     const auto key_of = [](const Rec& r) {
-      Json p = (*r.j)["params"];
+      Json p = r.row.params;
       p.erase("kv_len");
       std::string s;
       for (const auto& [k, v] : p.items()) s += (s.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-      return s + ", " + r.str("dtype");
+      return s + ", " + std::string(dtype_name(r.row.dtype));
     };
     // A sweep the suite asked for beats lengths that related cases happen to share: series of
     // suite cases first, then the most kv lengths, then the most rows.
     std::map<std::string, bool> from_suite;
     for (const Rec& r : recs) {
-      if (r.method_label() != method || r.status() != "pass" || !r.median_us() || !(*r.j)["params"].contains("kv_len"))
-        continue;
+      if (r.method_label() != method || !r.passed() || !r.median_us() || !r.row.params.contains("kv_len")) continue;
       const std::string k = key_of(r);
-      lengths[k].insert((*r.j)["params"]["kv_len"].get<double>());
+      lengths[k].insert(r.row.params.at("kv_len").get<double>());
       count[k]++;
       from_suite[k] = from_suite[k] || r.related_rank() == 0;
     }
@@ -300,15 +304,15 @@ void build_latency_plots(Leaderboard& lb, const std::vector<Rec>& recs) {
       if (l.size() >= 2 && (best.empty() || rank(k) > rank(best))) best = k;
     if (best.empty()) continue;
     LbLatencyPlot plot{method, best, {}};
-    Order names;
+    FirstSeen names;
     std::map<std::string, std::map<double, double>> pts;
     for (const Rec& r : recs) {
-      if (r.method_label() != method || r.status() != "pass" || !r.median_us() || !(*r.j)["params"].contains("kv_len") ||
+      if (r.method_label() != method || !r.passed() || !r.median_us() || !r.row.params.contains("kv_len") ||
           key_of(r) != best)
         continue;
-      const std::string name = cat("[", r.src + 1, "] ", r.str("backend"), "/", r.str("variant"));
+      const std::string name = cat("[", r.src + 1, "] ", r.row.backend, "/", r.row.variant);
       names.add(name);
-      pts[name][(*r.j)["params"]["kv_len"].get<double>()] = *r.median_us();
+      pts[name][r.row.params.at("kv_len").get<double>()] = *r.median_us();
     }
     for (const auto& n : names.keys) plot.series.push_back({n, {pts[n].begin(), pts[n].end()}});
     lb.latency_plots.push_back(std::move(plot));
@@ -323,11 +327,11 @@ void build_fidelity(Leaderboard& lb, const std::vector<Rec>& recs) {
   std::set<std::pair<std::string, std::string>> seen;
   std::set<std::string> figures;
   for (const Rec& r : recs) {
-    if (r.status() != "pass" || !r.j->contains("quality")) continue;
-    const Json& q = (*r.j)["quality"];
+    if (!r.passed() || !r.row.quality) continue;
+    const Json& q = *r.row.quality;
     if (!q.contains(kKvBytesKey) || !q[kKvBytesKey].is_number()) continue;
-    if (!seen.insert({r.str("method"), r.str("case_id")}).second) continue;
-    LbFidelityPoint p{r.str("method"), r.str("case_id"), q[kKvBytesKey].get<double>(), {}};
+    if (!seen.insert({r.row.method, r.row.case_id}).second) continue;
+    LbFidelityPoint p{r.row.method, r.row.case_id, q[kKvBytesKey].get<double>(), {}};
     for (const auto& k : kFidelityKeys)
       if (q.contains(k) && q[k].is_number()) {
         p.figures[k] = q[k].get<double>();
@@ -350,32 +354,37 @@ Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<s
   for (size_t i = 0; i < docs.size(); ++i) {
     lb.sources.push_back({paths[i], docs[i]["context"]});
     for (const auto& row : docs[i]["benchmarks"]) {
-      // The row standing for its case carries the whole object; the others only point at it.
-      if (row.contains("attnbench") && row["attnbench"].contains("method")) recs.push_back({i, &row["attnbench"]});
+      // The row standing for its case carries the whole record; the others only point at it.
+      try {
+        if (std::optional<Row> rec = full_record(row)) recs.push_back({i, std::move(*rec)});
+      } catch (const InputError& e) {
+        throw InputError(cat(paths[i], ": ", e.what()));
+      }
     }
   }
   const bool several = docs.size() > 1;
 
   // Sections: family, then device, then dtype, each in first-seen order.
-  Order families, devices, dtypes, methods;
+  FirstSeen families, devices, dtypes, methods;
   for (const Rec& r : recs) {
-    families.add(r.str("family"));
+    families.add(r.row.family);
     devices.add(device_of(lb.sources, r));
-    dtypes.add(r.str("dtype"));
+    dtypes.add(std::string(dtype_name(r.row.dtype)));
     methods.add(r.method_label());
   }
   std::vector<std::set<std::string>> headline(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) headline[i] = headline_cases(recs, i);
   std::map<std::tuple<size_t, size_t, size_t>, std::vector<const Rec*>> grouped;
   for (const Rec& r : recs) {
-    if (r.related_rank() != 0 || !headline[r.src].count(r.str("case_id"))) continue;
-    grouped[{families.rank(r.str("family")), devices.rank(device_of(lb.sources, r)), dtypes.rank(r.str("dtype"))}]
+    if (r.related_rank() != 0 || !headline[r.src].count(r.row.case_id)) continue;
+    grouped[{families.rank(r.row.family), devices.rank(device_of(lb.sources, r)),
+             dtypes.rank(std::string(dtype_name(r.row.dtype)))}]
         .push_back(&r);
   }
   for (auto& [key, rows] : grouped) {
     std::stable_sort(rows.begin(), rows.end(), [&](const Rec* a, const Rec* b) {
-      return std::make_tuple(methods.rank(a->method_label()), a->src, a->str("backend"), a->str("variant")) <
-             std::make_tuple(methods.rank(b->method_label()), b->src, b->str("backend"), b->str("variant"));
+      return std::make_tuple(methods.rank(a->method_label()), a->src, a->row.backend, a->row.variant) <
+             std::make_tuple(methods.rank(b->method_label()), b->src, b->row.backend, b->row.variant);
     });
     LbSection sec;
     sec.family = families.keys[std::get<0>(key)];

@@ -9,10 +9,18 @@
 
 namespace attnbench::lb {
 
-namespace {
-// How statuses are listed: passes first, then what went wrong, then what did not run.
-const std::vector<std::string> kStatusOrder = {"pass", "noisy", "fail", "error", "crashed", "timeout", "unsupported", "skipped"};
-}  // namespace
+// Passes (then noisy passes) first, then what went wrong, then what did not run.
+const std::vector<std::string>& shown_statuses() {
+  static const std::vector<std::string> order = [] {
+    std::vector<std::string> o;
+    for (Status s : kStatuses) {
+      o.push_back(status_name(s));
+      if (s == Status::pass) o.push_back("noisy");
+    }
+    return o;
+  }();
+  return order;
+}
 
 std::string fmt_sig(double v, int digits) {
   if (!std::isfinite(v)) return v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
@@ -91,21 +99,18 @@ std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& 
 
 std::string matrix_cell_text(const LbMatrixCell& c) {
   std::string s;
-  for (const auto& status : kStatusOrder)
+  for (const auto& status : shown_statuses())
     if (auto it = c.counts.find(status); it != c.counts.end())
       s += (s.empty() ? "" : ", ") + std::to_string(it->second) + " " + status;
-  for (const auto& [status, n] : c.counts)  // a status this build does not know, still shown
-    if (std::find(kStatusOrder.begin(), kStatusOrder.end(), status) == kStatusOrder.end())
-      s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + status;
   return s.empty() ? "—" : s;
 }
 
-std::string shown_status(const Rec& r) { return r.status() == "pass" && r.noisy() ? "noisy" : r.status(); }
+std::string shown_status(const Rec& r) { return r.passed() && r.noisy() ? "noisy" : status_name(r.row.status); }
 
 std::string device_of(const std::vector<LbSource>& sources, const Rec& r) {
-  if (!r.str("device").empty()) return r.str("device");
+  if (!r.row.device.empty()) return r.row.device;
   const Json backends = sources[r.src].context.value("backends", Json::object());
-  const std::string b = r.str("backend");
+  const std::string& b = r.row.backend;
   if (backends.contains(b) && backends[b].contains("device") && backends[b]["device"].is_string())
     return backends[b]["device"].get<std::string>();
   return b;
@@ -116,8 +121,8 @@ LbCell dash(std::string title) { return {"—", std::nullopt, "", std::move(titl
 // quality, flattened one level: {"a": 1, "b": {"c": 2}} -> a, b.c
 std::vector<std::pair<std::string, Json>> flat_quality(const Rec& r) {
   std::vector<std::pair<std::string, Json>> out;
-  if (!r.j->contains("quality")) return out;
-  for (const auto& [k, v] : (*r.j)["quality"].items()) {
+  if (!r.row.quality) return out;
+  for (const auto& [k, v] : r.row.quality->items()) {
     if (v.is_object()) {
       for (const auto& [k2, v2] : v.items()) out.push_back({k + "." + k2, v2});
     } else {
@@ -146,66 +151,67 @@ LbCell value_cell(const std::string& key, const Json& v) {
 
 LbCell status_cell(const Rec& r) {
   const std::string st = shown_status(r);
-  LbCell c{st == "noisy" ? "pass (noisy)" : st, std::nullopt, st, r.str("reason")};
-  if (st == "noisy") c.title = cat("cv ", fmt_sig(100 * (*r.j)["timing"].value("cv", 0.0)), "% above the noisy target");
+  LbCell c{st == "noisy" ? "pass (noisy)" : st, std::nullopt, st, r.row.reason};
+  if (st == "noisy") c.title = cat("cv ", fmt_sig(100 * r.row.timing->cv), "% above the noisy target");
   return c;
 }
 
 LbCell latency_cell(const Rec& r) {
   const auto us = r.median_us();
-  if (!us) return dash(r.status() == "pass" ? "not timed (check only)" : "not timed: " + r.status());
-  const Json& t = (*r.j)["timing"];
+  if (!us) return dash(r.passed() ? "not timed (check only)" : cat("not timed: ", status_name(r.row.status)));
+  const RowTiming& t = *r.row.timing;
   return {fmt_us(*us), *us, r.noisy() ? "noisy" : "",
-          cat("median of ", t.value("repetitions", 0), " repetitions, cv ", fmt_sig(100 * t.value("cv", 0.0)), "%, ",
-              t.value("mode", std::string()), " (", t.value("how", std::string()), ")")};
+          cat("median of ", t.repetitions, " repetitions, cv ", fmt_sig(100 * t.cv), "%, ", t.mode, " (", t.how, ")")};
 }
 
 LbCell throughput_cell(const Rec& r) {
-  if (!r.j->contains("throughput")) return dash();
-  const Json& tp = (*r.j)["throughput"];
-  const bool memory = (*r.j)["work"].value("bound", std::string()) == "memory";
-  const double v = memory ? tp.value("bytes_per_s", 0.0) : tp.value("flops_per_s", 0.0);
+  if (!r.row.throughput) return dash();
+  const RowThroughput& tp = *r.row.throughput;
+  const bool memory = r.row.work && r.row.work->bound == Bound::memory;
+  const double v = memory ? tp.bytes_per_s : tp.flops_per_s;
   // Sorted by the raw rate; shown in GB/s, or TFLOP/s (GFLOP/s below one, as on small CPUs).
   const std::string text = memory ? fmt_sig(v / 1e9) + " GB/s" : fmt_flops(v);
   return {text, v, "",
-          cat(memory ? "memory" : "compute", "-bound: ", fmt_sig(r.work("flops")), " flop, ", fmt_bytes(r.work("bytes")),
+          cat(memory ? "memory" : "compute", "-bound: ", fmt_sig(r.flops()), " flop, ", fmt_bytes(r.bytes()),
               " moved per launch")};
 }
 
 LbCell peak_cell(const Rec& r, const std::vector<LbSource>& sources) {
-  if (!r.j->contains("throughput") || !(*r.j)["throughput"].contains("pct_of_peak")) return dash();
-  const Json& tp = (*r.j)["throughput"];
-  const double pct = tp["pct_of_peak"].get<double>();
-  const std::string peak = tp.value("peak", std::string());
-  const Json peaks = sources[r.src].context.value("backends", Json::object()).value(r.str("backend"), Json::object())
+  if (!r.row.throughput || r.row.throughput->peak.empty()) return dash();
+  const RowThroughput& tp = *r.row.throughput;
+  const double pct = tp.pct_of_peak;
+  const std::string& peak = tp.peak;
+  const Json peaks = sources[r.src].context.value("backends", Json::object()).value(r.row.backend, Json::object())
                          .value("peaks", Json::object());
   std::string title = "of the in-run peak " + peak;
   if (peaks.contains(peak)) title += " = " + fmt_sig(peaks[peak].get<double>());
-  const bool above = tp.value("above_peak", false);
+  const bool above = tp.above_peak;
   return {fmt_sig(pct) + "%" + (above ? " (above peak)" : ""), pct, above ? "noisy" : "", title};
 }
 
 LbCell memory_cell(const Rec& r) {
-  if (!r.j->contains("memory")) return dash();
-  const Json& m = (*r.j)["memory"];
-  const double peak = m.value("peak_bytes", 0.0);
+  if (!r.row.memory) return dash();
+  const RowMemory& m = *r.row.memory;
+  const double peak = static_cast<double>(m.peak_bytes);
   return {fmt_bytes(peak), peak, "",
-          cat("inputs ", fmt_bytes(m.value("input_bytes", 0.0)), ", outputs ", fmt_bytes(m.value("output_bytes", 0.0)),
-              ", workspace ", fmt_bytes(m.value("workspace_peak_bytes", 0.0)))};
+          cat("inputs ", fmt_bytes(static_cast<double>(m.input_bytes)), ", outputs ",
+              fmt_bytes(static_cast<double>(m.output_bytes)), ", workspace ",
+              fmt_bytes(static_cast<double>(m.workspace_peak_bytes)))};
 }
 
 // The checks in one cell: the worst TOL error as a fraction of its gate, tie swaps (SET), boundary
 // cases (SEMI), the smallest p-value (STAT), whatever the outputs' classes are.
 LbCell equivalence_cell(const Rec& r) {
-  if (!r.j->contains("checks") || (*r.j)["checks"].empty()) return dash("not checked: " + r.status());
+  if (!r.row.checks || r.row.checks->empty()) return dash(cat("not checked: ", status_name(r.row.status)));
   double worst = -1, p_min = 2;
   std::string worst_out, failed;
   int64_t swaps = 0, boundary = 0;
   bool any_set = false, any_semi = false, all_exact = true;
-  for (const auto& [out, ch] : (*r.j)["checks"].items()) {
-    const std::string cls = ch.value("class", std::string());
-    if (!ch.value("pass", true) && failed.empty()) failed = out + ": " + ch.value("message", std::string());
-    if (cls != "EXACT") all_exact = false;
+  for (const RowCheck& check : *r.row.checks) {
+    const std::string& out = check.output;
+    const Json& ch = check.metrics;
+    if (!check.pass && failed.empty()) failed = out + ": " + check.message;
+    if (check.cls != CheckClass::EXACT) all_exact = false;
     if (ch.contains("max_abs") && ch.contains("gate") && ch["gate"].get<double>() > 0) {
       const double ratio = ch["max_abs"].get<double>() / ch["gate"].get<double>();
       if (ratio > worst) {
@@ -229,11 +235,11 @@ LbCell equivalence_cell(const Rec& r) {
   if (any_semi) parts.push_back(cat(boundary, " boundary"));
   if (p_min <= 1) parts.push_back("p=" + fmt_sig(p_min, 2));
   if (parts.empty() && all_exact) parts.push_back("exact");
-  if (!r.j->value("deterministic", true)) parts.push_back("nondeterministic");
+  if (!r.row.deterministic.value_or(true)) parts.push_back("nondeterministic");
   std::string text;
   for (const auto& p : parts) text += (text.empty() ? "" : ", ") + p;
   LbCell c{text.empty() ? "checked" : text, worst >= 0 ? std::optional<double>(worst) : std::nullopt,
-           failed.empty() ? "pass" : "fail", failed};
+           status_name(failed.empty() ? Status::pass : Status::fail), failed};
   if (!failed.empty()) c.text = "FAIL " + c.text;
   if (c.title.empty())
     c.title = "worst max_abs / gate over TOL outputs; tie swaps (SET); boundary events (SEMI); smallest p (STAT)";

@@ -2,32 +2,31 @@
 // leaderboard reads it, and the cells of one record (how each column is derived from it).
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "attnbench/leaderboard.h"
+#include "attnbench/row.h"
 
 namespace attnbench::lb {
 
 // A record (the `attnbench` object of the row standing for its case) and the file it came from.
 struct Rec {
   size_t src;
-  const Json* j;
-  std::string str(const char* k) const { return j->contains(k) && (*j)[k].is_string() ? (*j)[k].get<std::string>() : ""; }
-  std::string method_label() const {
-    const std::string phase = str("phase");
-    return str("method") + (phase.empty() ? "" : " " + phase);
-  }
-  std::string status() const { return str("status"); }
-  bool noisy() const { return j->contains("timing") && (*j)["timing"].value("noisy", false); }
+  Row row;
+  std::string method_label() const { return row.method + (row.phase.empty() ? "" : " " + row.phase); }
+  bool passed() const { return row.status == Status::pass; }
+  bool noisy() const { return row.timing && row.timing->noisy; }
   std::optional<double> median_us() const {
-    if (!j->contains("timing") || !(*j)["timing"].contains("median_s")) return std::nullopt;
-    return (*j)["timing"]["median_s"].get<double>() * 1e6;
+    if (!row.timing || std::isnan(row.timing->median_s)) return std::nullopt;
+    return row.timing->median_s * 1e6;
   }
-  double work(const char* k) const { return j->contains("work") ? (*j)["work"].value(k, 0.0) : 0.0; }
-  int related_rank() const { return j->value("related_rank", 0); }
+  double flops() const { return row.work ? row.work->flops : 0.0; }
+  double bytes() const { return row.work ? row.work->bytes : 0.0; }
+  int related_rank() const { return row.related_rank.value_or(0); }
 };
 
 // The status a reader sees: noisy is a pass whose timing is not to be trusted.

@@ -174,8 +174,7 @@ std::string leaderboard_html(const Leaderboard& lb) {
 
   o << "<div id=\"controls\">filter <input id=\"filter\" type=\"search\" placeholder=\"method, backend, device, status…\"> "
     << "status <select id=\"status\"><option value=\"\">any</option>";
-  for (const char* s : {"pass", "noisy", "fail", "error", "crashed", "timeout", "unsupported", "skipped"})
-    o << "<option value=\"" << s << "\">" << s << "</option>";
+  for (const std::string& s : lb::shown_statuses()) o << "<option value=\"" << s << "\">" << s << "</option>";
   o << "</select> <span id=\"shown\"></span> rows shown</div>\n";
 
   std::string family;

@@ -1,5 +1,6 @@
 #include "attnbench/plan.h"
 
+#include <algorithm>
 #include <regex>
 
 #include "attnbench/cases.h"
@@ -45,7 +46,7 @@ RunPlan plan_from_suite(const Suite& suite, const std::string& filter, const Sha
     const std::string id = pc.c.id();
     if (!std::regex_search(id, re) || !shard.contains(id)) continue;
     by_id[id] = plan.runs.size();
-    plan.runs.push_back({pc, static_cast<int>(i), 0, Json::object()});
+    plan.runs.push_back({pc, static_cast<int>(i), 0, {}, {}});
   }
   if (!with_related) return plan;
   // Baselines and companions, once each, placed after the first case that needs them.
@@ -67,10 +68,13 @@ RunPlan plan_from_suite(const Suite& suite, const std::string& filter, const Sha
       auto it = by_id.find(id);
       if (it == by_id.end()) {
         it = by_id.emplace(id, plan.runs.size()).first;
-        plan.runs.push_back({{rc, "", -1}, plan.runs[k].index, ++rank, Json::object()});
+        plan.runs.push_back({{rc, "", -1}, plan.runs[k].index, ++rank, {}, {}});
       }
-      plan.runs[k].relations["related"][r.role] = id;
-      plan.runs[it->second].relations["related_of"].push_back({{"case_id", c.id()}, {"role", r.role}});
+      std::vector<RelatedRef>& rel = plan.runs[k].related;
+      auto same = std::find_if(rel.begin(), rel.end(), [&](const RelatedRef& x) { return x.role == r.role; });
+      if (same != rel.end()) same->case_id = id;
+      else rel.push_back({r.role, id});
+      plan.runs[it->second].related_of.push_back({r.role, c.id()});
     }
   }
   return plan;

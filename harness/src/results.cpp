@@ -51,11 +51,6 @@ std::string host_name() {
   return buf;
 }
 
-Json short_ref(const RowResult& row) {
-  return {{"case_id", row.record.value("case_id", "")}, {"backend", row.record.value("backend", "")},
-          {"variant", row.record.value("variant", "")}, {"status", row.status}};
-}
-
 }  // namespace
 
 Json build_context(const RunContext& rc) {
@@ -87,11 +82,13 @@ Json build_context(const RunContext& rc) {
 }
 
 std::vector<Json> result_rows(const RowResult& row) {
+  const Row& rec = row.record;
+  const std::string name = row.name();
   std::vector<Json> out;
   if (!row.timing) {
     Json r = Json::object();
-    r["name"] = row.name;
-    r["run_name"] = row.name;
+    r["name"] = name;
+    r["run_name"] = name;
     r["run_type"] = "iteration";
     r["repetitions"] = 0;
     r["repetition_index"] = 0;
@@ -101,8 +98,9 @@ std::vector<Json> result_rows(const RowResult& row) {
     r["cpu_time"] = 0;
     r["time_unit"] = "us";
     r["error_occurred"] = true;
-    r["error_message"] = row.status == "pass" ? "not timed (check only)" : row.status + ": " + row.reason;
-    r["attnbench"] = row.record;
+    r["error_message"] = rec.status == Status::pass ? std::string("not timed (check only)")
+                                                    : cat(status_name(rec.status), ": ", rec.reason);
+    r["attnbench"] = rec;
     out.push_back(std::move(r));
     return out;
   }
@@ -110,8 +108,8 @@ std::vector<Json> result_rows(const RowResult& row) {
   const auto reps = static_cast<int64_t>(t.seconds.size());
   for (int64_t i = 0; i < reps; ++i) {
     Json r = Json::object();
-    r["name"] = row.name;
-    r["run_name"] = row.name;
+    r["name"] = name;
+    r["run_name"] = name;
     r["run_type"] = "iteration";
     r["repetitions"] = reps;
     r["repetition_index"] = i;
@@ -120,13 +118,13 @@ std::vector<Json> result_rows(const RowResult& row) {
     r["real_time"] = t.seconds[i] * 1e6;
     r["cpu_time"] = t.cpu_seconds[i] * 1e6;
     r["time_unit"] = "us";
-    r["attnbench"] = short_ref(row);
+    r["attnbench"] = row_reference(rec);
     out.push_back(std::move(r));
   }
   for (const auto& a : t.aggregates) {
     Json r = Json::object();
-    r["name"] = row.name + "_" + a.name;
-    r["run_name"] = row.name;
+    r["name"] = name + "_" + a.name;
+    r["run_name"] = name;
     r["run_type"] = "aggregate";
     r["repetitions"] = reps;
     r["threads"] = 1;
@@ -136,10 +134,16 @@ std::vector<Json> result_rows(const RowResult& row) {
     r["real_time"] = a.percentage ? a.value : a.value * 1e6;
     r["cpu_time"] = a.percentage ? a.cpu_value : a.cpu_value * 1e6;
     r["time_unit"] = "us";
-    r["attnbench"] = a.name == "median" ? row.record : short_ref(row);
+    r["attnbench"] = a.name == "median" ? Json(rec) : row_reference(rec);
     out.push_back(std::move(r));
   }
   return out;
+}
+
+std::optional<Row> full_record(const Json& benchmark_row) {
+  auto it = benchmark_row.find("attnbench");
+  if (it == benchmark_row.end() || !it->is_object() || !it->contains("method")) return std::nullopt;
+  return it->get<Row>();
 }
 
 void write_results(const std::string& path, const Json& context, const std::vector<Json>& rows) {

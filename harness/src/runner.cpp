@@ -35,25 +35,22 @@ std::string compiled_backends() {
   return joined(names);
 }
 
-bool is_bad(const std::string& status) {
-  return status == "fail" || status == "error" || status == "crashed" || status == "timeout";
-}
-
 // One line per row on a terminal, and always for rows that need attention.
 class Progress {
  public:
   Progress(size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
   void row(const RowResult& r) {
     ++done_;
-    if ((quiet_ || !tty_) && !is_bad(r.status)) return;
+    const Row& rec = r.record;
+    if ((quiet_ || !tty_) && !is_bad(rec.status)) return;
     std::string time;
     if (r.timing) {
       char buf[32];
       std::snprintf(buf, sizeof buf, " %.4g us", r.timing->median_s() * 1e6);
       time = buf;
     }
-    std::fprintf(stderr, "[%zu/%zu] %-8s %s%s%s%s\n", done_, total_, r.status.c_str(), r.name.c_str(), time.c_str(),
-                 r.reason.empty() ? "" : "  ", r.reason.c_str());
+    std::fprintf(stderr, "[%zu/%zu] %-8s %s%s%s%s\n", done_, total_, status_name(rec.status), r.name().c_str(), time.c_str(),
+                 rec.reason.empty() ? "" : "  ", rec.reason.c_str());
   }
 
  private:
@@ -62,15 +59,14 @@ class Progress {
 };
 
 void print_summary(const std::vector<RowResult>& rows) {
-  static const char* kStatuses[] = {"pass", "fail", "error", "crashed", "timeout", "unsupported", "skipped"};
-  std::map<std::string, std::map<std::string, int>> counts;
-  for (const auto& r : rows) counts[r.record.value("backend", "?") + "/" + r.record.value("variant", "?")][r.status]++;
+  std::map<std::string, std::map<Status, int>> counts;
+  for (const auto& r : rows) counts[r.record.backend + "/" + r.record.variant][r.record.status]++;
   std::printf("\n%-28s", "backend/variant");
-  for (const char* s : kStatuses) std::printf(" %11s", s);
+  for (Status s : kStatuses) std::printf(" %11s", status_name(s));
   std::printf("\n");
   for (const auto& [key, c] : counts) {
     std::printf("%-28s", key.c_str());
-    for (const char* s : kStatuses) {
+    for (Status s : kStatuses) {
       auto it = c.find(s);
       std::printf(" %11d", it == c.end() ? 0 : it->second);
     }
@@ -78,13 +74,13 @@ void print_summary(const std::vector<RowResult>& rows) {
   }
   int shown = 0;
   for (const auto& r : rows) {
-    if (!is_bad(r.status)) continue;
+    if (!is_bad(r.record.status)) continue;
     if (shown++ == 0) std::printf("\nrows that failed:\n");
     if (shown > 40) {
       std::printf("  ...\n");
       break;
     }
-    std::printf("  %-7s %s  %s\n", r.status.c_str(), r.name.c_str(), r.reason.c_str());
+    std::printf("  %-7s %s  %s\n", status_name(r.record.status), r.name().c_str(), r.record.reason.c_str());
   }
   std::fflush(stdout);
 }
@@ -192,7 +188,7 @@ class Runner {
             running = in["start"].get<std::string>();
           } else if (in.contains("row")) {
             RowResult row = row_from_json(in["row"]);
-            job.skip_variants.push_back(row.record.value("variant", ""));
+            job.skip_variants.push_back(row.record.variant);
             emit(std::move(row));
           } else if (in.contains("done")) {
             return true;
@@ -201,7 +197,7 @@ class Runner {
             lane.worker.reset();
             break;
           } else if (in.contains("fatal")) {
-            emit(status_row(job.c, lane.name, running, lane.state.probe.device.name, "error",
+            emit(status_row(job.c, lane.name, running, lane.state.probe.device.name, Status::error,
                             "worker: " + in["fatal"].get<std::string>()));
             lane.worker->kill();
             lane.worker.reset();
@@ -215,13 +211,14 @@ class Runner {
           lane.worker.reset();
           return false;
         }
-        std::string status, reason;
+        Status status;
+        std::string reason;
         if (r == WorkerProcess::Read::timeout) {
           lane.worker->kill();
-          status = "timeout";
+          status = Status::timeout;
           reason = cat("no result within ", req_.timeout_s, " s; the worker's process group was killed");
         } else {
-          status = "crashed";
+          status = Status::crashed;
           reason = "worker died: " + lane.worker->exit_description();
         }
         const std::string tail = lane.worker->stderr_tail(1024);
@@ -276,17 +273,22 @@ RunPlan plan_from_results(RunRequest& req) {
   suite.hash = ctx.value("suite", Json::object()).value("hash", "");
   std::set<std::string> seen;
   for (const auto& row : doc.at("benchmarks")) {
-    const Json a = row.value("attnbench", Json::object());
-    if (!a.contains("params")) continue;  // the short references point at a full record
-    const std::string id = a.at("case_id");
-    backends_used.insert(a.value("backend", ""));
-    if (!seen.insert(id).second || a.value("status", "") == "skipped") continue;
+    std::optional<Row> a;
+    try {
+      a = full_record(row);
+    } catch (const InputError& e) {
+      throw InputError(cat(req.rerun_path, ": ", e.what()));
+    }
+    if (!a) continue;  // the short references point at a full record
+    const std::string& id = a->case_id;
+    backends_used.insert(a->backend);
+    if (!seen.insert(id).second || a->status == Status::skipped) continue;
     PlannedCase pc{parse_case_id(id), "", 0};
-    pc.c.label = a.value("label", "");
-    pc.c.headline = a.value("headline", false);
-    if (a.value("spec_version", 0) != pc.c.method->info().spec_version)
+    pc.c.label = a->label;
+    pc.c.headline = a->headline;
+    if (a->spec_version != pc.c.method->info().spec_version)
       std::fprintf(stderr, "attnbench: warning: %s was recorded at spec_version %d, this build has %d\n", id.c_str(),
-                   a.value("spec_version", 0), pc.c.method->info().spec_version);
+                   a->spec_version, pc.c.method->info().spec_version);
     suite.cases.push_back(std::move(pc));
   }
   if (req.backends.empty())
@@ -297,7 +299,7 @@ RunPlan plan_from_results(RunRequest& req) {
 
 }  // namespace
 
-int exit_code_for(const std::vector<std::string>& statuses) {
+int exit_code_for(const std::vector<Status>& statuses) {
   for (const auto& s : statuses)
     if (is_bad(s)) return 1;
   return 0;
@@ -440,7 +442,7 @@ int run_suite(RunRequest req) {
             break;
           }
         } catch (const BackendError& e) {  // a worker that cannot start: every row of the case says so
-          emit(status_row(pr.pc.c, lane.name, "-", lane.state.probe.device.name, "error", e.what()));
+          emit(status_row(pr.pc.c, lane.name, "-", lane.state.probe.device.name, Status::error, e.what()));
         }
       }
       if (journal) journal->mark_case_done(id, lane.name);
@@ -457,21 +459,22 @@ int run_suite(RunRequest req) {
   std::map<std::string, size_t> lane_order;
   for (size_t i = 0; i < lanes.size(); ++i) lane_order[lanes[i].name] = i;
   for (auto& r : rows) {
-    auto it = by_id.find(r.record.value("case_id", ""));
+    auto it = by_id.find(r.record.case_id);
     if (it == by_id.end()) continue;
-    r.record["case_index"] = it->second->index;
-    r.record["related_rank"] = it->second->related_rank;
-    for (const auto& [k, v] : it->second->relations.items()) r.record[k] = v;
+    r.record.case_index = it->second->index;
+    r.record.related_rank = it->second->related_rank;
+    r.record.related = it->second->related;
+    r.record.related_of = it->second->related_of;
   }
   const auto key = [&](const RowResult& r) {
-    return std::make_tuple(r.record.value("case_index", 0), r.record.value("related_rank", 0),
-                           lane_order[r.record.value("backend", "")], r.record.value("variant", ""));
+    return std::make_tuple(r.record.case_index.value_or(0), r.record.related_rank.value_or(0),
+                           lane_order[r.record.backend], r.record.variant);
   };
   std::stable_sort(rows.begin(), rows.end(), [&](const RowResult& a, const RowResult& b) { return key(a) < key(b); });
-  std::vector<std::string> statuses;
+  std::vector<Status> statuses;
   std::vector<Json> out_rows;
   for (const auto& r : rows) {
-    statuses.push_back(r.status);
+    statuses.push_back(r.record.status);
     for (auto& j : result_rows(r)) out_rows.push_back(std::move(j));
   }
   if (interrupted) rc.extra["interrupted"] = interrupt_signal();

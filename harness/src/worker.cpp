@@ -249,7 +249,7 @@ int worker_main(const std::vector<std::string>& args) {
                         return true;
                       },
                       [&](RowResult r) {
-                        lost |= r.device_lost;
+                        lost |= r.record.device_lost;
                         channel.send({{"row", row_to_json(r)}});
                       }});
         if (lost) {  // a sticky device error: this process is done; a fresh worker takes the rest

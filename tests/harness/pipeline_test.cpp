@@ -112,47 +112,47 @@ RowResult run_toy() {
 
 TEST_CASE("a correct impl passes the layout and value checks", "[cpu]") {
   const RowResult r = run_toy<Fault::none>();
-  CHECK(r.status == "pass");
-  CHECK(r.reason == "");
+  CHECK(r.record.status == Status::pass);
+  CHECK(r.record.reason == "");
 }
 
 TEST_CASE("negative: an unwritten element fails", "[cpu]") {
   const RowResult r = run_toy<Fault::unwritten>();
-  CHECK(r.status == "fail");
-  CHECK_THAT(r.reason, Catch::Contains("idx: unwritten element at [3,2]"));
+  CHECK(r.record.status == Status::fail);
+  CHECK_THAT(r.record.reason, Catch::Contains("idx: unwritten element at [3,2]"));
 }
 
 TEST_CASE("negative: a wrong pad value fails", "[cpu]") {
   const RowResult r = run_toy<Fault::wrong_pad>();
-  CHECK(r.status == "fail");
-  CHECK_THAT(r.reason, Catch::Contains("pad at [0,5] is 0, expected -1"));
+  CHECK(r.record.status == Status::fail);
+  CHECK_THAT(r.record.reason, Catch::Contains("pad at [0,5] is 0, expected -1"));
 }
 
 TEST_CASE("negative: a write past the end of a buffer fails on its guard", "[cpu]") {
   const RowResult r = run_toy<Fault::guard_overwrite>();
-  CHECK(r.status == "fail");
-  CHECK_THAT(r.reason, Catch::Contains("guard region overwritten: idx (after end)"));
+  CHECK(r.record.status == Status::fail);
+  CHECK_THAT(r.record.reason, Catch::Contains("guard region overwritten: idx (after end)"));
 }
 
 TEST_CASE("negative: entries out of the declared order fail", "[cpu]") {
   const RowResult r = run_toy<Fault::not_ascending>();
-  CHECK(r.status == "fail");
-  CHECK_THAT(r.reason, Catch::Contains("not strictly ascending"));
+  CHECK(r.record.status == Status::fail);
+  CHECK_THAT(r.record.reason, Catch::Contains("not strictly ascending"));
 }
 
 TEST_CASE("negative: a wrong integer fails EXACT, a wrong float fails TOL", "[cpu]") {
   const RowResult r = run_toy<Fault::wrong_value>();
-  CHECK(r.status == "fail");
-  CHECK_THAT(r.reason, Catch::Contains("idx: 1 mismatches; first at [1,1]: 4 vs reference 2"));
+  CHECK(r.record.status == Status::fail);
+  CHECK_THAT(r.record.reason, Catch::Contains("idx: 1 mismatches; first at [1,1]: 4 vs reference 2"));
   const RowResult f = run_toy<Fault::wrong_float>();
-  CHECK(f.status == "fail");
-  CHECK_THAT(f.reason, Catch::Contains("val: max_abs 0.001 > gate"));
+  CHECK(f.record.status == Status::fail);
+  CHECK_THAT(f.record.reason, Catch::Contains("val: max_abs 0.001 > gate"));
 }
 
 TEST_CASE("an impl's runtime error becomes an error row naming it", "[cpu]") {
   const RowResult r = run_toy<Fault::throws>();
-  CHECK(r.status == "error");
-  CHECK(r.reason == "toy: device lost (VK_ERROR_DEVICE_LOST)");
+  CHECK(r.record.status == Status::error);
+  CHECK(r.record.reason == "toy: device lost (VK_ERROR_DEVICE_LOST)");
 }
 
 TEST_CASE("a real impl with a corrupted output fails TOL at the right place", "[cpu]") {

@@ -15,25 +15,25 @@ inline DeviceLimits h200_limits() {
   l.compute_units = 132;
   for (const char* f : {"storage16", "subgroup_basic", "subgroup_arithmetic", "subgroup_shuffle", "subgroup_vote",
                         "coopmat_nv", "workgroup_explicit_layout16"})
-    l.features[f] = "yes";
-  l.features["coopmat_nv_f16_shapes"] = "16x8x16,16x8x8,16x16x16";
-  l.features["min_subgroup_size"] = "32";
-  l.features["max_subgroup_size"] = "32";
-  l.features["max_workgroup_size"] = "1024";
-  l.features["device_type"] = "discrete";
+    l.features[f] = true;
+  l.coopmat_f16_shapes = {{16, 8, 16}, {16, 8, 8}, {16, 16, 16}};
+  l.min_subgroup_size = 32;
+  l.max_subgroup_size = 32;
+  l.max_workgroup_size = 1024;
+  l.device_type = DeviceType::discrete;
   return l;
 }
 
 // Mesa's lavapipe at a given subgroup size (8 by default, 4 at LP_NATIVE_VECTOR_WIDTH=128):
 // 32 KiB shared memory, 128 MiB per binding, a CPU device.
-inline DeviceLimits lavapipe_limits(const char* subgroup = "8") {
+inline DeviceLimits lavapipe_limits(uint32_t subgroup = 8) {
   DeviceLimits l = h200_limits();
   l.max_binding_bytes = 128u << 20;
   l.shared_mem_bytes = 32768;
   l.compute_units = 2;
-  l.features["coopmat_nv"] = "no";
-  l.features["min_subgroup_size"] = l.features["max_subgroup_size"] = subgroup;
-  l.features["device_type"] = "cpu";
+  l.features["coopmat_nv"] = false;
+  l.min_subgroup_size = l.max_subgroup_size = subgroup;
+  l.device_type = DeviceType::cpu;
   return l;
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnbench/allocator.h"
@@ -19,6 +20,31 @@
 
 namespace attnbench {
 
+// What kind of device a backend drives (Vulkan's physical device types).
+enum class DeviceType { unknown, discrete, integrated, virtual_gpu, cpu, other };
+const char* device_type_name(DeviceType t);  // "" (unknown), "discrete", "integrated", "virtual", "cpu", "other"
+DeviceType parse_device_type(std::string_view name);  // InputError for anything else
+
+// The instruction set a CPU backend's kernels use.
+enum class CpuIsa { none, avx2, avx512 };
+const char* cpu_isa_name(CpuIsa isa);  // "" (none), "avx2", "avx512"
+CpuIsa parse_cpu_isa(std::string_view name);  // InputError for anything else
+
+// An M x N x K matrix-multiply shape a device multiplies in one operation (a cooperative matrix).
+struct MatrixShape {
+  uint32_t m = 0, n = 0, k = 0;
+  bool operator==(const MatrixShape&) const = default;
+};
+std::string matrix_shapes_text(const std::vector<MatrixShape>& shapes);  // "16x8x16,16x16x16"
+
+// A CUDA device's compute capability (9.0 for Hopper); 0.0 when not a CUDA device.
+struct ComputeCapability {
+  int major = 0, minor = 0;
+  bool operator==(const ComputeCapability&) const = default;
+};
+
+// Plain data each impl's supports() reads. A member a backend does not fill keeps its default,
+// which means "not applicable".
 struct DeviceLimits {
   uint64_t max_buffer_bytes = 0;   // largest single allocation
   uint64_t max_binding_bytes = 0;  // largest range one shader binding may address (0: no limit)
@@ -26,7 +52,17 @@ struct DeviceLimits {
   uint32_t subgroup_size = 0;      // 0: not applicable
   uint32_t compute_units = 0;      // threads, SMs, ...
   uint64_t memory_bytes = 0;       // device memory
-  std::map<std::string, std::string> features;  // "avx512f": "yes", "coopmat_nv": "yes", ...
+  // The range of subgroup sizes the device may choose (0: only subgroup_size).
+  uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
+  uint32_t max_workgroup_size = 0;  // invocations in one workgroup (0: unknown)
+  DeviceType device_type = DeviceType::unknown;
+  std::vector<MatrixShape> coopmat_f16_shapes;  // f16 cooperative-matrix shapes (Vulkan NV)
+  ComputeCapability compute_capability;
+  CpuIsa isa = CpuIsa::none;
+  // A backend option every split kernel must follow (vulkan.splits): the number of key splits,
+  // 0 letting each plan choose. It travels here because plans see only the limits.
+  uint32_t forced_splits = 0;
+  std::map<std::string, bool> features;  // capability flags: "avx512f", "coopmat_nv", "storage16", ...
   bool has(const std::string& feature) const;
 };
 

@@ -16,6 +16,7 @@
 #include "attnbench/json.h"
 #include "attnbench/method.h"
 #include "attnbench/registry.h"
+#include "attnbench/row.h"
 #include "attnbench/timing.h"
 
 namespace attnbench {
@@ -51,22 +52,20 @@ struct ExecuteOptions {
   bool keep_outputs = false;  // keep the checked run's outputs in RowResult::outputs (dump)
 };
 
-// The outcome of one row: the attnbench object of DESIGN.md §7 and, when timed, the samples.
+// The outcome of one row: its record (the attnbench object of a results row) and, when timed,
+// the samples the results file's Google Benchmark rows are written from.
 struct RowResult {
-  std::string name;     // <case id>/<backend>/<variant>
-  std::string status;   // pass | fail | error | crashed | timeout | unsupported | skipped
-  std::string reason;   // one line for anything but pass
-  Json record = Json::object();
+  Row record;
   std::optional<TimingResult> timing;
-  bool device_lost = false;  // a DeviceLostError: this process cannot use the device any more
   TensorMap outputs;    // the checked run's outputs, with ExecuteOptions::keep_outputs
+  std::string name() const { return record.name(); }  // <case id>/<backend>/<variant>
 };
 
 RowResult execute_case(const CaseData& data, BackendState& be, const ImplEntry& impl, const ExecuteOptions& opt);
 
 // Rows that never ran (or never finished) an impl: the record's identity fields plus the status.
 RowResult status_row(const Case& c, const std::string& backend, const std::string& variant, const std::string& device,
-                     const std::string& status, const std::string& reason);
+                     Status status, const std::string& reason);
 RowResult unsupported_row(const Case& c, const BackendState& be, const std::string& reason);
 RowResult skipped_row(const Case& c, const std::string& backend, const std::string& reason);
 

@@ -121,6 +121,9 @@ std::string fmt_us(double us);                       // 12.3 µs, 1.23 ms, 2.10 
 std::string fmt_flops(double per_s);                 // TFLOP/s, or GFLOP/s below one TFLOP/s
 std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& s);  // (field, text)
 std::string matrix_cell_text(const LbMatrixCell& c);
+// The statuses a reader sees, in the order they are listed: every status, with "noisy" (a pass
+// whose timing is not to be trusted) after pass.
+const std::vector<std::string>& shown_statuses();
 }  // namespace lb
 
 // HTML pieces (leaderboard_plots.cpp): the plots as inline SVG, and text escaping.

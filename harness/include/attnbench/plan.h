@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnbench/json.h"
+#include "attnbench/row.h"
 #include "attnbench/suite.h"
 
 namespace attnbench {
@@ -27,7 +28,8 @@ struct PlannedRun {
   // the order is the same however the suite is sharded.
   int index = 0;
   int related_rank = 0;
-  Json relations = Json::object();  // {"related": {role: id}} and/or {"related_of": [{case_id, role}]}
+  std::vector<RelatedRef> related;     // the cases this one is compared with, by role
+  std::vector<RelatedRef> related_of;  // the cases compared with this one, and the role it plays there
 };
 
 struct RunPlan {

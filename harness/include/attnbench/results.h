@@ -8,6 +8,7 @@
 // _median aggregate, or the single untimed row); the others carry a short reference to it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct RunContext {
 Json build_context(const RunContext& rc);
 // Google Benchmark-style rows for one RowResult.
 std::vector<Json> result_rows(const RowResult& row);
+// The record a results-file row carries in full (the row standing for its case), or none for the
+// rows that carry only a reference to it. InputError when the record cannot be read.
+std::optional<Row> full_record(const Json& benchmark_row);
 // Writes {context, benchmarks} to path atomically (temporary file, then rename).
 void write_results(const std::string& path, const Json& context, const std::vector<Json>& rows);
 

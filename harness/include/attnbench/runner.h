@@ -44,6 +44,6 @@ int run_suite(RunRequest req);
 std::vector<std::unique_ptr<Backend>> open_backends(const std::vector<std::string>& names,
                                                     const std::vector<std::string>& options);
 
-int exit_code_for(const std::vector<std::string>& statuses);
+int exit_code_for(const std::vector<Status>& statuses);
 
 }  // namespace attnbench

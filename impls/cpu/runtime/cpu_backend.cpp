@@ -138,8 +138,8 @@ Probe CpuBackend::probe() {
       {"avx512vl", __builtin_cpu_supports("avx512vl")}, {"avx512bf16", __builtin_cpu_supports("avx512bf16")},
   };
   for (auto [name, has] : features)
-    if (has) p.limits.features[name] = "yes";
-  p.limits.features["isa"] = std::string(isa_name(chosen));
+    if (has) p.limits.features[name] = true;
+  p.limits.isa = chosen == Isa::avx512 ? CpuIsa::avx512 : CpuIsa::avx2;
   probe_ = p;
   return p;
 }

@@ -120,8 +120,8 @@ Probe CudaBackend::probe() {
   p.limits.shared_mem_bytes = props_.sharedMemPerBlockOptin;
   p.limits.subgroup_size = 32;
   p.limits.compute_units = static_cast<uint32_t>(props_.multiProcessorCount);
-  p.limits.features["compute_capability"] = cat(props_.major, ".", props_.minor);
-  if (props_.major == 9 && props_.minor == 0) p.limits.features["sm_90a"] = "yes";
+  p.limits.compute_capability = {props_.major, props_.minor};
+  if (props_.major == 9 && props_.minor == 0) p.limits.features["sm_90a"] = true;
   try {
     baseline_used_ = used_device_bytes();  // the context's own memory: not any impl's
   } catch (const BackendError& e) {

@@ -179,12 +179,13 @@ Plan plan_coopmat_nv(const attention::AttentionParams& s, DType dtype, const Dev
   }
   // Shape: 16xNx16 with N = 16 preferred, else 8.
   uint32_t nn = 0;
-  auto it = limits.features.find("coopmat_nv_f16_shapes");
-  const std::string shapes = it == limits.features.end() ? "" : it->second;
-  if (shapes.find("16x16x16") != std::string::npos) nn = 16;
-  else if (shapes.find("16x8x16") != std::string::npos) nn = 8;
+  const std::vector<MatrixShape>& shapes = limits.coopmat_f16_shapes;
+  const auto offers = [&](MatrixShape m) { return std::find(shapes.begin(), shapes.end(), m) != shapes.end(); };
+  if (offers({16, 16, 16})) nn = 16;
+  else if (offers({16, 8, 16})) nn = 8;
   if (!nn) {
-    p.unsupported = cat("no 16x16x16 or 16x8x16 f16 cooperative-matrix shape (device offers: ", shapes, ")");
+    p.unsupported = cat("no 16x16x16 or 16x8x16 f16 cooperative-matrix shape (device offers: ",
+                        matrix_shapes_text(shapes), ")");
     return p;
   }
   const uint32_t sg = d.min_sg, nw = 4, nt = nw * sg, br = nw * 16, ds = D + 8;

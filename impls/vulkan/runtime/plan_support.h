@@ -1,12 +1,11 @@
 // What the Vulkan plans (attention, snapkv, speculative_sampling) share: the probe's
-// DeviceLimits as numbers, the integer helpers they size tiles and grids with, and the dtype
-// codes of the shaders. Plans are pure functions of a case's shape and these limits, so
+// DeviceLimits in the plans' terms, the integer helpers they size tiles and grids with, and the
+// dtype codes of the shaders. Plans are pure functions of a case's shape and these limits, so
 // supports() and prepare() agree.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <initializer_list>
 #include <string>
 
@@ -23,17 +22,12 @@ struct DeviceView {
   explicit DeviceView(const DeviceLimits& l) {
     shared = l.shared_mem_bytes;
     max_binding = l.max_binding_bytes;
-    const auto num = [&](const char* key, uint32_t fallback) {
-      auto it = l.features.find(key);
-      return it == l.features.end() ? fallback : static_cast<uint32_t>(std::strtoul(it->second.c_str(), nullptr, 10));
-    };
-    min_sg = num("min_subgroup_size", l.subgroup_size);
-    max_sg = num("max_subgroup_size", l.subgroup_size);
-    max_wg = num("max_workgroup_size", 128);
+    min_sg = l.min_subgroup_size ? l.min_subgroup_size : l.subgroup_size;
+    max_sg = l.max_subgroup_size ? l.max_subgroup_size : l.subgroup_size;
+    max_wg = l.max_workgroup_size ? l.max_workgroup_size : 128;  // Vulkan's guaranteed minimum
     cus = std::max(1u, l.compute_units);
-    forced_splits = num("forced_splits", 0);
-    auto it = l.features.find("device_type");
-    cpu = it != l.features.end() && it->second == "cpu";
+    forced_splits = l.forced_splits;
+    cpu = l.device_type == DeviceType::cpu;
   }
   // A workgroup size of at least `want` lanes that is a multiple of every subgroup size the
   // device may use (so pipelines can require full subgroups) and within its limit.

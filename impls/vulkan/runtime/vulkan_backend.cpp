@@ -92,7 +92,7 @@ Probe VulkanBackend::probe() {
   l.subgroup_size = c.subgroup_size;
   l.compute_units = c.compute_units;
   l.memory_bytes = c.device_memory;
-  const auto yes = [&](const char* name, bool on) { l.features[name] = on ? "yes" : "no"; };
+  const auto yes = [&](const char* name, bool on) { l.features[name] = on; };
   yes("f16", c.float16);
   yes("int8", c.int8);
   yes("int16", c.int16);
@@ -106,14 +106,12 @@ Probe VulkanBackend::probe() {
   yes("memory_budget", c.memory_budget);
   yes("workgroup_explicit_layout16", c.explicit_layout16);
   yes("coopmat_nv", c.coopmat_nv && !c.coopmat_f16.empty());
-  std::string shapes;
-  for (const auto& s : c.coopmat_f16) shapes += cat(shapes.empty() ? "" : ",", s.m, "x", s.n, "x", s.k);
-  l.features["coopmat_nv_f16_shapes"] = shapes;
-  l.features["min_subgroup_size"] = std::to_string(c.min_subgroup_size);
-  l.features["max_subgroup_size"] = std::to_string(c.max_subgroup_size);
-  l.features["max_workgroup_size"] = std::to_string(c.props.limits.maxComputeWorkGroupInvocations);
-  l.features["device_type"] = p.device.details["device_type"].get<std::string>();
-  l.features["forced_splits"] = option("splits");
+  for (const auto& s : c.coopmat_f16) l.coopmat_f16_shapes.push_back({s.m, s.n, s.k});
+  l.min_subgroup_size = c.min_subgroup_size;
+  l.max_subgroup_size = c.max_subgroup_size;
+  l.max_workgroup_size = c.props.limits.maxComputeWorkGroupInvocations;
+  l.device_type = parse_device_type(p.device.details["device_type"].get<std::string>());
+  l.forced_splits = static_cast<uint32_t>(std::stoul(option("splits")));  // validated by open()
   probe_ = p;
   return p;
 }

@@ -92,7 +92,7 @@ TEST_CASE("speculative_sampling cuda: a zero residual races over p, as the refer
     CAPTURE(seed);
     const Case c = test::case_from_id("speculative_sampling/batch=2,draft_len=1,vocab=6/f32/s" + std::to_string(seed));
     const RowResult row = test::check_with_inputs(c, inputs(), be, "race");
-    REQUIRE(row.status == "pass");
+    REQUIRE(test::status_and_reason(row) == "pass ");
     // Away from boundary events (where SEMI lets a decision go either way) the tokens are the
     // reference's.
     const Reference ref = c.method->reference(c, inputs());
@@ -144,7 +144,7 @@ TEST_CASE("speculative_sampling cuda: a race whose every key is -inf emits the s
     ids.set(0, static_cast<double>(st.draft_token));
     in.emplace("draft_token_ids", std::move(ids));
     const RowResult row = test::check_with_inputs(c, std::move(in), be, "race");
-    REQUIRE(row.status == "pass");
+    REQUIRE(test::status_and_reason(row) == "pass ");
     const HostTensor& tokens = row.outputs.at("tokens");
     CHECK(row.outputs.at("emitted").get(0) == (st.rejected ? 1 : 2));
     CHECK(tokens.get(st.rejected ? 0 : 1) == static_cast<double>(st.positive));

@@ -47,7 +47,7 @@ TEST_CASE("snapkv cuda: equal scores keep the smallest prefix indices", "[cuda]"
       for (int64_t x = 0; x < s.head_dim; ++x) k.set((bg * s.kv_len + j) * s.head_dim + x, first[x]);
   }
   const RowResult row = test::check_with_inputs(c, std::move(in), be, "radix");
-  REQUIRE(row.status == "pass");
+  REQUIRE(test::status_and_reason(row) == "pass ");
   const HostTensor& idx = row.outputs.at("kept_idx");
   for (int64_t bg = 0; bg < kvcomp::cache_rows(s); ++bg)
     for (int64_t r = 0; r < s.capacity; ++r) {

@@ -35,7 +35,7 @@ TEST_CASE("the snapkv plans fit the H200 and lavapipe for every head_dim", "[uni
   CHECK(p.sums.plan.groups >= 3 * 132);
   CHECK(p.scores_shared <= 49152);
   // Every head_dim has a plan on both devices, at both of lavapipe's subgroup sizes.
-  for (const char* sg : {"8", "4"}) {
+  for (uint32_t sg : {8u, 4u}) {
     const DeviceLimits lp = test::lavapipe_limits(sg);
     for (int64_t d = 1; d <= 512; ++d) {
       INFO("head_dim " << d << " subgroup " << sg);
