@@ -44,49 +44,29 @@
 #include "attnbench/rng.h"
 #include "attnbench/thread_pool.h"
 #include "gdist.h"
+#include "race.h"
 #include "speculative_sampling_common.h"
 #include "speculative_sampling_stat.h"
 
 namespace attnbench::decoding {
 
-SpecShape spec_shape(const Case& c) {
+SpecParams spec_params(const Case& c) {
   const int64_t draws = c.i64("draws");
-  return {draws > 0 ? draws : c.i64("batch"), draws > 0 ? 1 : c.i64("batch"), c.i64("draft_len"), c.i64("vocab"),
-          draws > 0};
+  return {static_cast<int32_t>(draws > 0 ? draws : c.i64("batch")),
+          static_cast<int32_t>(draws > 0 ? 1 : c.i64("batch")),
+          static_cast<int32_t>(c.i64("draft_len")),
+          static_cast<int32_t>(c.i64("vocab")),
+          draws > 0,
+          static_cast<uint32_t>(c.seed),
+          static_cast<uint32_t>(c.seed >> 32),
+          PhiloxStream(c.seed, kAcceptSite, kDomainDraws).stream_id(),
+          PhiloxStream(c.seed, kRaceSite, kDomainDraws).stream_id()};
 }
 
 namespace {
 
 constexpr int kSpecVersion = 1;
 constexpr int64_t kMaxDistributionVocab = 1024;
-
-// The exponential race of the spec in fp64: the winner, and the normalised gap of the top two keys.
-struct Race {
-  int64_t token = 0;
-  double gap = 0;
-};
-
-Race race(const PhiloxStream& draws, uint64_t first, const std::vector<double>& w, std::vector<uint32_t>& words) {
-  const auto V = static_cast<int64_t>(w.size());
-  words.resize(V);
-  draws.words(first, V, words.data());
-  double k1 = -INFINITY, k2 = -INFINITY;
-  int64_t best = -1;
-  for (int64_t x = 0; x < V; ++x) {
-    if (w[x] <= 0) continue;
-    const double u = static_cast<double>(static_cast<float>(words[x] >> 8) * 0x1p-24f);
-    const double key = std::log(w[x]) - std::log(-std::log(u));
-    if (best < 0) best = x;  // the smallest index with w > 0 wins a race of −inf keys
-    if (key > k1) {
-      k2 = k1;
-      k1 = key;
-      best = x;
-    } else if (key > k2) {
-      k2 = key;
-    }
-  }
-  return {std::max<int64_t>(best, 0), race_margin(k1, k2)};
-}
 
 class SpeculativeSampling final : public Method {
  public:
@@ -122,7 +102,7 @@ class SpeculativeSampling final : public Method {
   const ParamSchema& schema() const override { return schema_; }
 
   std::vector<OutputDecl> outputs(const Case& c) const override {
-    const SpecShape s = spec_shape(c);
+    const SpecParams s = spec_params(c);
     const int64_t R = s.rows, K = s.draft_len;
     OutputDecl tokens{"tokens", DType::i32, {R, K + 1}, s.distribution ? CheckClass::STAT : CheckClass::SEMI, "emitted", 1,
                       -1.0};
@@ -157,7 +137,7 @@ class SpeculativeSampling final : public Method {
 };
 
 TensorMap SpeculativeSampling::inputs(const Case& c) const {
-  const SpecShape s = spec_shape(c);
+  const SpecParams s = spec_params(c);
   const int64_t K = s.draft_len, V = s.vocab;
   const DistShape shape = parse_dist_shape(c.str("dist"));
   const DraftRelation rel = parse_draft_relation(c.str("draft"));
@@ -181,7 +161,7 @@ TensorMap SpeculativeSampling::inputs(const Case& c) const {
     std::vector<double> q(V);
     for (int64_t n = begin; n < end; ++n) {
       const int64_t r = n / K, t = n % K;
-      draft.get_row((s.prob_row(r) * K + t) * V, V, q.data());
+      draft.get_row((prob_row_of(s, r) * K + t) * V, V, q.data());
       double total = 0;
       for (double x : q) total += x;
       const double target_mass = pick.uniform_f64(static_cast<uint64_t>(n)) * total;
@@ -204,7 +184,7 @@ TensorMap SpeculativeSampling::inputs(const Case& c) const {
 }
 
 Reference SpeculativeSampling::reference(const Case& c, const TensorMap& in) const {
-  const SpecShape s = spec_shape(c);
+  const SpecParams s = spec_params(c);
   const int64_t R = s.rows, K = s.draft_len, V = s.vocab;
   const HostTensor &target = in.at("target_probs"), &draft = in.at("draft_probs"), &ids = in.at("draft_token_ids");
   HostTensor tokens("tokens", DType::i32, {R, K + 1}), emitted("emitted", DType::i32, {R});
@@ -217,14 +197,14 @@ Reference SpeculativeSampling::reference(const Case& c, const TensorMap& in) con
     std::vector<double> p(V), q(V), w(V);
     std::vector<uint32_t> words;
     for (int64_t r = begin; r < end; ++r) {
-      const int64_t pr = s.prob_row(r);
+      const int64_t pr = prob_row_of(s, r);
       int64_t n_accepted = 0, stop = -1;
       for (int64_t t = 0; t <= K; ++t) {
         target.get_row((pr * (K + 1) + t) * V, V, p.data());
         if (t < K) {
           draft.get_row((pr * K + t) * V, V, q.data());
           const auto x = static_cast<int64_t>(ids.get(r * K + t));
-          const double u = static_cast<double>(accept_draws.uniform_f32(s.accept_index(r, t)));
+          const double u = static_cast<double>(accept_draws.uniform_f32(accept_index(s, r, t)));
           const bool ok = u * q[x] < p[x];  // exact: a product of two fp32 values fits in fp64
           each.set(r * K + t, ok);
           margin.set(r * K + t, accept_margin(u, p[x], q[x]));
@@ -236,7 +216,7 @@ Reference SpeculativeSampling::reference(const Case& c, const TensorMap& in) con
         } else {
           w = p;
         }
-        const Race rc = race(race_draws, s.race_index(r, t, 0), w, words);
+        const RaceResult rc = race_weights(race_draws, race_index(s, r, t, 0), w, words);
         race_tok.set(r * (K + 1) + t, static_cast<double>(rc.token));
         gap.set(r * (K + 1) + t, rc.gap);
       }
@@ -256,7 +236,7 @@ Reference SpeculativeSampling::reference(const Case& c, const TensorMap& in) con
 
 CheckReport SpeculativeSampling::check(const Case& c, const TensorMap& in, const Reference& ref,
                                        const TensorMap& got) const {
-  const SpecShape s = spec_shape(c);
+  const SpecParams s = spec_params(c);
   const int64_t R = s.rows, K = s.draft_len, V = s.vocab;
   const auto decls = outputs(c);
   const HostTensor &margin = ref.tensors.at("accept_margin"), &each = ref.tensors.at("accept_each"),
@@ -318,7 +298,7 @@ CheckReport SpeculativeSampling::check(const Case& c, const TensorMap& in, const
 }
 
 Work SpeculativeSampling::work(const Case& c) const {
-  const SpecShape s = spec_shape(c);
+  const SpecParams s = spec_params(c);
   const double R = static_cast<double>(s.rows), K = static_cast<double>(s.draft_len), V = static_cast<double>(s.vocab);
   Work w;
   // Per row: K ratio tests, and one race over V: weight, two logs, a subtraction and a compare.
@@ -332,7 +312,7 @@ Work SpeculativeSampling::work(const Case& c) const {
 }
 
 Json SpeculativeSampling::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
-  const SpecShape s = spec_shape(c);
+  const SpecParams s = spec_params(c);
   const int64_t R = s.rows, K = s.draft_len;
   // Analytic expectations per probability row: α_t = 1 − TV(p̄_t, q̄_t); E[accepted] = Σ_t Π_{s≤t} α_s.
   double expected_accepted = 0, expected_rate = 0, tv_sum = 0;

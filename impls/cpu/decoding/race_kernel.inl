@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace attnbench::cpu::spec::ATTNBENCH_ISA {
+namespace attnbench::cpu::race::ATTNBENCH_ISA {
 
 using S = ATTNBENCH_SIMD;
 using M = ATTNBENCH_SIMD_MATH;
@@ -20,8 +20,9 @@ inline V keys(V w, V u) {
   return S::sub(M::log(w), M::log(S::sub(S::zero(), inner)));
 }
 
-RaceBest race(const float* p, const float* q, int64_t x0, int64_t x1, const PhiloxSite& site, uint64_t first_element,
+RaceBest race(const Weights& wt, int64_t x0, int64_t x1, const PhiloxSite& site, uint64_t first_element,
               uint32_t* scratch) {
+  const float *p = wt.p, *q = wt.q, *lw = wt.log_w;
   // Uniforms of elements first_element + x for x in [x0, x1): whole Philox blocks, W at a time.
   const uint64_t n0 = first_element + static_cast<uint64_t>(x0);
   const int64_t skip = static_cast<int64_t>(n0 & 3), count = x1 - x0;
@@ -37,27 +38,42 @@ RaceBest race(const float* p, const float* q, int64_t x0, int64_t x1, const Phil
   alignas(64) uint32_t ut[W];
   for (int64_t x = x0; x < x1; x += W) {
     const int64_t n = std::min<int64_t>(W, x1 - x);
-    V w, u;
-    if (n == W) {
-      w = q ? S::max(S::sub(S::load(p + x), S::load(q + x)), S::zero()) : S::load(p + x);
-      u = M::uniforms(words + (x - x0));
-    } else {  // the tail, zero-padded: padded lanes have w = 0, key −inf, and never win
-      std::fill(pt, pt + W, 0.0f);
+    // The tail is padded: w = 0 (log-weight −inf) for padded lanes, so they never win.
+    const float* pv = p + x;
+    const float* qv = q ? q + x : nullptr;
+    const float* lv = lw ? lw + x : nullptr;
+    const uint32_t* uv = words + (x - x0);
+    if (n < W) {
+      std::fill(pt, pt + W, lw ? -INFINITY : 0.0f);
       std::fill(qt, qt + W, 0.0f);
       std::fill(ut, ut + W, 0u);
-      std::copy_n(p + x, n, pt);
+      std::copy_n(lw ? lw + x : p + x, n, pt);
       if (q) std::copy_n(q + x, n, qt);
       std::copy_n(words + (x - x0), n, ut);
-      w = q ? S::max(S::sub(S::load(pt), S::load(qt)), S::zero()) : S::load(pt);
-      u = M::uniforms(ut);
+      pv = lv = pt;
+      qv = q ? qt : nullptr;
+      uv = ut;
     }
-    if (first_positive < 0) {
-      S::store(wbuf, w);
-      for (int i = 0; i < n && first_positive < 0; ++i)
-        if (wbuf[i] > 0) first_positive = static_cast<int32_t>(x + i);
+    const V u = M::uniforms(uv);
+    V key;
+    if (lw) {
+      const V l = S::load(lv);
+      key = S::sub(l, M::log(S::sub(S::zero(), M::log(u))));
+      S::store(wbuf, l);
+      if (first_positive < 0)
+        for (int i = 0; i < n && first_positive < 0; ++i)
+          if (wbuf[i] > -INFINITY) first_positive = static_cast<int32_t>(x + i);
+    } else {
+      const V w = qv ? S::max(S::sub(S::load(pv), S::load(qv)), S::zero()) : S::load(pv);
+      key = keys(w, u);
+      if (first_positive < 0) {
+        S::store(wbuf, w);
+        for (int i = 0; i < n && first_positive < 0; ++i)
+          if (wbuf[i] > 0) first_positive = static_cast<int32_t>(x + i);
+      }
     }
     // Each lane keeps its first (smallest-index) best: only a strictly greater key replaces it.
-    M::keep_greater(keys(w, u), S::add(S::set1(static_cast<float>(x)), lanes), best_key, best_index);
+    M::keep_greater(key, S::add(S::set1(static_cast<float>(x)), lanes), best_key, best_index);
   }
   alignas(64) float bk[W], bi[W];
   S::store(bk, best_key);
@@ -73,12 +89,12 @@ RaceBest race(const float* p, const float* q, int64_t x0, int64_t x1, const Phil
   return r;
 }
 
-}  // namespace attnbench::cpu::spec::ATTNBENCH_ISA
+}  // namespace attnbench::cpu::race::ATTNBENCH_ISA
 
 namespace attnbench::cpu {
 template <>
-const spec::RaceKernels& isa_kernels<spec::RaceKernels, Isa::ATTNBENCH_ISA>() {
-  static const spec::RaceKernels table{spec::ATTNBENCH_ISA::W, &spec::ATTNBENCH_ISA::race};
+const race::Kernels& isa_kernels<race::Kernels, Isa::ATTNBENCH_ISA>() {
+  static const race::Kernels table{race::ATTNBENCH_ISA::W, &race::ATTNBENCH_ISA::race};
   return table;
 }
 }  // namespace attnbench::cpu

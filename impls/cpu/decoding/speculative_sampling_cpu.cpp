@@ -34,8 +34,8 @@ class CpuSpeculativeSampling final : public Impl {
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     CpuBackend& cpu = as_cpu(backend);
     pool_ = &cpu.pool();
-    kernels_ = &cpu.kernels<spec::RaceKernels>();
-    s_ = decoding::spec_shape(c);
+    kernels_ = &cpu.kernels<race::Kernels>();
+    s_ = decoding::spec_params(c);
     seed_ = c.seed;
     target_ = io["target_probs"].ptr<float>();
     draft_ = io["draft_probs"].ptr<float>();
@@ -44,13 +44,13 @@ class CpuSpeculativeSampling final : public Impl {
     emitted_ = io["emitted"].ptr<int32_t>();
     accepted_ = io["accepted_token_num"].ptr<int32_t>();
     emitted_draft_ = io["emitted_draft_token_num"].ptr<int32_t>();
-    span_ = std::min(s_.vocab, kSpanTokens);
+    span_ = std::min<int64_t>(s_.vocab, kSpanTokens);
     spans_ = (s_.vocab + span_ - 1) / span_;
     const PhiloxStream race(c.seed, decoding::kRaceSite, kDomainDraws);
     site_ = {static_cast<uint32_t>(c.seed), static_cast<uint32_t>(c.seed >> 32), race.stream_id(), kDomainDraws};
     stop_ = backend.allocator().allocate(s_.rows * sizeof(int32_t) * 2, "speculative_sampling.stop");
-    best_ = backend.allocator().allocate(s_.rows * spans_ * sizeof(spec::RaceBest), "speculative_sampling.best");
-    scratch_words_ = spec::race_scratch_words(span_);
+    best_ = backend.allocator().allocate(s_.rows * spans_ * sizeof(race::RaceBest), "speculative_sampling.best");
+    scratch_words_ = race::race_scratch_words(span_);
     scratch_ = backend.allocator().allocate(scratch_words_ * pool_->size() * sizeof(uint32_t), "speculative_sampling.scratch");
   }
 
@@ -61,12 +61,12 @@ class CpuSpeculativeSampling final : public Impl {
     const PhiloxStream accept(seed_, decoding::kAcceptSite, kDomainDraws);
     pool_->parallel_for(R, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        const int64_t pr = s_.prob_row(r);
+        const int64_t pr = prob_row_of(s_, r);
         int32_t n_accepted = 0, first_reject = -1;
         for (int64_t t = 0; t < K; ++t) {
           const int32_t x = ids_[r * K + t];
           const float p = target_[(pr * (K + 1) + t) * V + x], q = draft_[(pr * K + t) * V + x];
-          const bool ok = accept.uniform_f32(s_.accept_index(r, t)) * q < p;
+          const bool ok = accept.uniform_f32(accept_index(s_, r, t)) * q < p;
           n_accepted += ok;
           if (!ok && first_reject < 0) first_reject = static_cast<int32_t>(t);
         }
@@ -87,44 +87,34 @@ class CpuSpeculativeSampling final : public Impl {
       }
     }, 256);
 
-    auto* best = best_->ptr<spec::RaceBest>();
+    auto* best = best_->ptr<race::RaceBest>();
     uint32_t* scratch = scratch_->ptr<uint32_t>();
     pool_->parallel_for_slots(R * spans_, [&](int64_t begin, int64_t end, unsigned slot) {
       uint32_t* words = scratch + slot * scratch_words_;
       for (int64_t task = begin; task < end; ++task) {
-        const int64_t r = task / spans_, sp = task % spans_, t = stop[r], pr = s_.prob_row(r);
+        const int64_t r = task / spans_, sp = task % spans_, t = stop[r], pr = prob_row_of(s_, r);
         const float* p = target_ + (pr * (K + 1) + t) * V;
         const float* q = residual[r] ? draft_ + (pr * K + t) * V : nullptr;
         const int64_t x0 = sp * span_, x1 = std::min(V, x0 + span_);
-        best[task] = kernels_->race(p, q, x0, x1, site_, s_.race_index(r, t, 0), words);
+        best[task] = kernels_->race({p, q, nullptr}, x0, x1, site_, race_index(s_, r, t, 0), words);
       }
     }, std::max<int64_t>(1, 4096 / span_));
 
     pool_->parallel_for(R, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        spec::RaceBest win{-INFINITY, -1, -1};
-        int32_t first_positive = -1;
-        for (int64_t sp = 0; sp < spans_; ++sp) {
-          const spec::RaceBest& b = best[r * spans_ + sp];
-          if (first_positive < 0) first_positive = b.first_positive;
-          if (b.index >= 0 && (b.key > win.key || (b.key == win.key && b.index < win.index))) win = b;
-        }
-        // Every key −inf: the smallest index with w > 0 (0 for an all-zero row).
-        tokens_[r * (K + 1) + stop[r]] = win.index >= 0 ? win.index : std::max(first_positive, 0);
-      }
+      for (int64_t r = begin; r < end; ++r) tokens_[r * (K + 1) + stop[r]] = race::race_winner(best + r * spans_, spans_);
     }, 256);
   }
 
  private:
   ThreadPool* pool_ = nullptr;
-  const spec::RaceKernels* kernels_ = nullptr;
-  decoding::SpecShape s_{};
+  const race::Kernels* kernels_ = nullptr;
+  decoding::SpecParams s_{};
   uint64_t seed_ = 0;
   const float *target_ = nullptr, *draft_ = nullptr;
   const int32_t* ids_ = nullptr;
   int32_t *tokens_ = nullptr, *emitted_ = nullptr, *accepted_ = nullptr, *emitted_draft_ = nullptr;
   int64_t span_ = 1, spans_ = 1;
-  spec::PhiloxSite site_{};
+  race::PhiloxSite site_{};
   size_t scratch_words_ = 0;
   BufferPtr stop_, best_, scratch_;
 };

@@ -30,7 +30,7 @@ struct Plan {
   int spans, span_tokens, lanes;
 };
 
-Plan plan(const decoding::SpecShape& s, int64_t warp_slots) {
+Plan plan(const decoding::SpecParams& s, int64_t warp_slots) {
   const int64_t V = s.vocab;
   const int64_t max_spans = std::max<int64_t>(1, V / kMinSpanTokens);
   const int64_t wanted = std::clamp<int64_t>((warp_slots + s.rows - 1) / s.rows, 1, max_spans);
@@ -52,12 +52,13 @@ class CudaSpeculativeSampling final : public Impl {
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     CudaBackend& be = as_cuda(backend);
     stream_ = be.stream();
-    const decoding::SpecShape s = decoding::spec_shape(c);
+    const decoding::SpecParams s = decoding::spec_params(c);
     const cudaDeviceProp& props = be.props();
     const Plan pl = plan(s, static_cast<int64_t>(props.multiProcessorCount) * (props.maxThreadsPerMultiProcessor / 32));
 
     spec::Params& p = params_;
     p = spec::Params{};
+    p.s = s;
     p.target = io["target_probs"].ptr<float>();
     p.draft = io["draft_probs"].ptr<float>();
     p.ids = io["draft_token_ids"].ptr<int32_t>();
@@ -65,16 +66,9 @@ class CudaSpeculativeSampling final : public Impl {
     p.emitted = io["emitted"].ptr<int32_t>();
     p.accepted = io["accepted_token_num"].ptr<int32_t>();
     p.emitted_draft = io["emitted_draft_token_num"].ptr<int32_t>();
-    p.rows = s.rows;
-    p.draft_len = static_cast<int>(s.draft_len);
-    p.vocab = static_cast<int>(s.vocab);
-    p.distribution = s.distribution;
     p.spans = pl.spans;
     p.span_tokens = pl.span_tokens;
     p.lanes = pl.lanes;
-    p.seed = c.seed;
-    p.accept_stream = PhiloxStream(c.seed, decoding::kAcceptSite, kDomainDraws).stream_id();
-    p.race_stream = PhiloxStream(c.seed, decoding::kRaceSite, kDomainDraws).stream_id();
     p.domain = kDomainDraws;
     if (p.spans > 1) {
       partial_ = be.allocator().allocate(static_cast<size_t>(s.rows) * p.spans * sizeof(spec::RaceBest),

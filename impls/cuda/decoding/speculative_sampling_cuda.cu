@@ -14,79 +14,36 @@
 //      smaller index). After a rejection the same pass also races over p with the same uniforms:
 //      the spec's fallback when the residual is zero everywhere, known only once the whole
 //      vocabulary is seen. A race whose keys are all −inf goes to the smallest index with w > 0.
-// logf is CUDA's accurate one (1 ulp), never __logf: the keys must stay within the SEMI band
-// c_race = 144 of the fp64 reference, like the CPU's.
+// The race itself is the family's stage (race.cuh).
 #include "../runtime/entry_result.h"
-#include "../runtime/philox.cuh"
+#include "race.cuh"
 #include "speculative_sampling_launch.h"
 
 namespace attnbench::cuda::spec {
 namespace {
 
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
-
 __device__ __forceinline__ DevicePhilox accept_site(const Params& p) {
-  return DevicePhilox::make(p.seed, p.accept_stream, p.domain);
+  return DevicePhilox::make(static_cast<uint64_t>(p.s.seed_hi) << 32 | p.s.seed_lo, p.s.accept_stream, p.domain);
 }
 __device__ __forceinline__ DevicePhilox race_site(const Params& p) {
-  return DevicePhilox::make(p.seed, p.race_stream, p.domain);
+  return DevicePhilox::make(static_cast<uint64_t>(p.s.seed_hi) << 32 | p.s.seed_lo, p.s.race_stream, p.domain);
 }
 
-// The word of U("spec.accept", r·K + i).
-__device__ __forceinline__ uint32_t accept_word(const Params& p, const DevicePhilox& site, int64_t r, int i) {
-  return site.word(static_cast<uint64_t>(r) * static_cast<uint64_t>(p.draft_len) + static_cast<uint64_t>(i));
-}
+__device__ __forceinline__ RaceBest no_best() { return {race::none(), race::none()}; }
 
-// Element of token 0 of the race at position t of row r: (r·(K+1) + t)·V.
-__device__ __forceinline__ uint64_t race_first(const Params& p, int64_t r, int t) {
-  return (static_cast<uint64_t>(r) * static_cast<uint64_t>(p.draft_len + 1) + static_cast<uint64_t>(t)) *
-         static_cast<uint64_t>(p.vocab);
-}
-
-// Calls f(xb, words) for every Philox block of the race stream holding an element n0 + x with x in
-// [x0, x1), the group's lanes taking blocks in turn: word e of the block belongs to token xb + e,
-// which may fall outside [x0, x1) in the first and last block.
-template <typename F>
-__device__ __forceinline__ void walk_span(const DevicePhilox& site, uint64_t n0, int x0, int x1, int lane, int lanes,
-                                          F&& f) {
-  const uint64_t first = (n0 + static_cast<uint64_t>(x0)) >> 2, last = (n0 + static_cast<uint64_t>(x1) - 1) >> 2;
-  for (uint64_t b = first + static_cast<uint64_t>(lane); b <= last; b += static_cast<uint64_t>(lanes))
-    f(static_cast<int64_t>(4 * b) - static_cast<int64_t>(n0), site.block(b));
-}
-
-__device__ __forceinline__ RaceBest no_best() { return {neg_inf(), -1, kNoToken, neg_inf(), -1, kNoToken}; }
-
-// a becomes the better of (a, b): larger key, then smaller index; index −1 is no candidate.
-__device__ __forceinline__ void keep_better(float& key, int32_t& index, float key2, int32_t index2) {
-  if (index2 >= 0 && (index < 0 || key2 > key || (key2 == key && index2 < index))) {
-    key = key2;
-    index = index2;
-  }
-}
 __device__ __forceinline__ void merge(RaceBest& a, const RaceBest& b) {
-  keep_better(a.w_key, a.w_index, b.w_key, b.w_index);
-  a.w_first = min(a.w_first, b.w_first);
-  keep_better(a.p_key, a.p_index, b.p_key, b.p_index);
-  a.p_first = min(a.p_first, b.p_first);
+  race::merge(a.w, b.w);
+  race::merge(a.p, b.p);
 }
-// Merge over the lanes of an aligned group of `lanes` lanes (mask: the group's lanes).
 __device__ __forceinline__ void group_merge(RaceBest& b, unsigned mask, int lanes) {
-  for (int off = lanes >> 1; off > 0; off >>= 1) {
-    RaceBest o;
-    o.w_key = __shfl_xor_sync(mask, b.w_key, off);
-    o.w_index = __shfl_xor_sync(mask, b.w_index, off);
-    o.w_first = __shfl_xor_sync(mask, b.w_first, off);
-    o.p_key = __shfl_xor_sync(mask, b.p_key, off);
-    o.p_index = __shfl_xor_sync(mask, b.p_index, off);
-    o.p_first = __shfl_xor_sync(mask, b.p_first, off);
-    merge(b, o);
-  }
+  race::group_merge(b.w, mask, lanes);
+  race::group_merge(b.p, mask, lanes);
 }
 
 // The emitted token of a finished race (residual: the race was over max(0, p − q)).
 __device__ __forceinline__ int32_t winner(const RaceBest& b, bool residual) {
-  if (!residual || b.w_first != kNoToken) return b.w_index >= 0 ? b.w_index : (b.w_first != kNoToken ? b.w_first : 0);
-  return b.p_index >= 0 ? b.p_index : (b.p_first != kNoToken ? b.p_first : 0);  // the residual is zero: race over p
+  // The residual is zero everywhere: the race over p.
+  return race::winner(residual && b.w.first == race::kNoToken ? b.p : b.w);
 }
 
 // One Philox block (tokens xb .. xb+3) of a lane's race over [x0, x1) of p (and q: residual).
@@ -111,47 +68,29 @@ __device__ __forceinline__ void race_block(const float* pt, const float* qt, boo
   for (int e = 0; e < 4; ++e) {
     if (xb + e < x0 || xb + e >= x1) continue;
     const int32_t x = static_cast<int32_t>(xb + e);
-    const float log_e = logf(-logf(DevicePhilox::uniform_of(word[e])));  // log(−log u); +inf at u = 0
-    const float w = qt ? fmaxf(pv[e] - qv[e], 0.0f) : pv[e];
-    if (w > 0.0f && best.w_first == kNoToken) best.w_first = x;  // x only grows along a lane
-    const float key = logf(w) - log_e;                              // −inf for w = 0 or u = 0
-    if (key > best.w_key) {
-      best.w_key = key;
-      best.w_index = x;
-    }
-    if (qt) {
-      if (pv[e] > 0.0f && best.p_first == kNoToken) best.p_first = x;
-      const float p_key = logf(pv[e]) - log_e;
-      if (p_key > best.p_key) {
-        best.p_key = p_key;
-        best.p_index = x;
-      }
-    }
+    const float noise = race::log_neg_log(word[e]);
+    race::consider(best.w, logf(qt ? fmaxf(pv[e] - qv[e], 0.0f) : pv[e]), noise, x);
+    if (qt) race::consider(best.p, logf(pv[e]), noise, x);
   }
-}
-
-__device__ __forceinline__ unsigned group_mask(int lanes) {
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  return lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u) << (lane & ~(lanes - 1));
 }
 
 __global__ void __launch_bounds__(kRaceThreads) race_kernel(const Params p) {
   const int L = p.lanes;
   const int64_t task = (static_cast<int64_t>(blockIdx.x) * kRaceThreads + threadIdx.x) / L;
-  if (task >= p.rows * p.spans) return;  // whole groups: `task` is the same on all lanes of one
+  if (task >= int64_t{p.s.rows} * p.spans) return;  // whole groups: `task` is the same on all lanes of one
   const int gl = static_cast<int>(threadIdx.x) & (L - 1);
-  const unsigned mask = group_mask(L);
+  const unsigned mask = race::group_mask(L);
   const int64_t r = task / p.spans;
   const int span = static_cast<int>(task % p.spans);
-  const int K = p.draft_len, V = p.vocab;
-  const int64_t pr = p.distribution ? 0 : r;
+  const int K = p.s.draft_len, V = p.s.vocab;
+  const int64_t pr = decoding::prob_row_of(p.s, r);
 
   const DevicePhilox accept = accept_site(p);
   int n_accepted = 0, stop = K;
   for (int i = gl; i < K; i += L) {
     const int32_t x = p.ids[r * K + i];
     const float pv = p.target[(pr * (K + 1) + i) * V + x], qv = p.draft[(pr * K + i) * V + x];
-    const float u = DevicePhilox::uniform_of(accept_word(p, accept, r, i));
+    const float u = DevicePhilox::uniform_of(accept.word(decoding::accept_index(p.s, r, i)));
     const bool ok = __fmul_rn(u, qv) < pv;  // q = 0 accepts iff p > 0
     n_accepted += ok ? 1 : 0;
     if (!ok) stop = min(stop, i);
@@ -177,8 +116,8 @@ __global__ void __launch_bounds__(kRaceThreads) race_kernel(const Params p) {
   const int x0 = span * p.span_tokens, x1 = min(V, x0 + p.span_tokens);
   const bool vec = V % 4 == 0;
   RaceBest best = no_best();
-  walk_span(race_site(p), race_first(p, r, stop), x0, x1, gl, L,
-            [&](int64_t xb, uint4 words) { race_block(pt, qt, vec, x0, x1, xb, words, best); });
+  race::walk_blocks(race_site(p), decoding::race_index(p.s, r, stop, 0), x0, x1, gl, L,
+                    [&](int64_t xb, uint4 words) { race_block(pt, qt, vec, x0, x1, xb, words, best); });
   group_merge(best, mask, L);
   if (gl != 0) return;
   if (p.spans == 1) row_tokens[stop] = winner(best, residual);
@@ -187,32 +126,32 @@ __global__ void __launch_bounds__(kRaceThreads) race_kernel(const Params p) {
 
 __global__ void __launch_bounds__(kFinishWarps * 32) finish_kernel(const Params p) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kFinishWarps + (threadIdx.x >> 5);
-  if (r >= p.rows) return;  // whole warps
+  if (r >= p.s.rows) return;  // whole warps
   const int lane = static_cast<int>(threadIdx.x & 31);
   RaceBest best = no_best();
   for (int s = lane; s < p.spans; s += 32) merge(best, p.partial[r * p.spans + s]);
   group_merge(best, 0xffffffffu, 32);
   if (lane != 0) return;
-  const int K = p.draft_len, stop = p.emitted[r] - 1;  // written by span 0 of the race kernel
+  const int K = p.s.draft_len, stop = p.emitted[r] - 1;  // written by span 0 of the race kernel
   p.tokens[r * (K + 1) + stop] = winner(best, stop < K);
 }
 
 // The words the kernels draw, through the same helpers (test entry below): accept[r·K + i] and
 // race[(r·(K+1) + t)·V + x] for every row, position and token, one group per (r, t, span).
 __global__ void __launch_bounds__(kRaceThreads) draws_kernel(const Params p, uint32_t* accept, uint32_t* race) {
-  const int L = p.lanes, K = p.draft_len, V = p.vocab;
+  const int L = p.lanes, K = p.s.draft_len, V = p.s.vocab;
   const int64_t task = (static_cast<int64_t>(blockIdx.x) * kRaceThreads + threadIdx.x) / L;
-  if (task >= p.rows * (K + 1) * p.spans) return;
+  if (task >= int64_t{p.s.rows} * (K + 1) * p.spans) return;
   const int gl = static_cast<int>(threadIdx.x) & (L - 1);
   const int span = static_cast<int>(task % p.spans), t = static_cast<int>(task / p.spans % (K + 1));
   const int64_t r = task / p.spans / (K + 1);
   if (span == 0 && t == 0) {
     const DevicePhilox site = accept_site(p);
-    for (int i = gl; i < K; i += L) accept[r * K + i] = accept_word(p, site, r, i);
+    for (int i = gl; i < K; i += L) accept[r * K + i] = site.word(decoding::accept_index(p.s, r, i));
   }
   const int x0 = span * p.span_tokens, x1 = min(V, x0 + p.span_tokens);
   uint32_t* out = race + (r * (K + 1) + t) * V;
-  walk_span(race_site(p), race_first(p, r, t), x0, x1, gl, L, [&](int64_t xb, uint4 words) {
+  race::walk_blocks(race_site(p), decoding::race_index(p.s, r, t, 0), x0, x1, gl, L, [&](int64_t xb, uint4 words) {
     const uint32_t word[4] = {words.x, words.y, words.z, words.w};
     for (int e = 0; e < 4; ++e)
       if (xb + e >= x0 && xb + e < x1) out[xb + e] = word[e];
@@ -222,13 +161,13 @@ __global__ void __launch_bounds__(kRaceThreads) draws_kernel(const Params p, uin
 }  // namespace
 
 cudaError_t race_launch(const Params& p, cudaStream_t stream) {
-  const int64_t threads = p.rows * p.spans * p.lanes;
+  const int64_t threads = int64_t{p.s.rows} * p.spans * p.lanes;
   race_kernel<<<static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads), kRaceThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 
 cudaError_t finish_launch(const Params& p, cudaStream_t stream) {
-  finish_kernel<<<static_cast<unsigned>((p.rows + kFinishWarps - 1) / kFinishWarps), kFinishWarps * 32, 0, stream>>>(p);
+  finish_kernel<<<static_cast<unsigned>((p.s.rows + kFinishWarps - 1) / kFinishWarps), kFinishWarps * 32, 0, stream>>>(p);
   return cudaGetLastError();
 }
 
@@ -245,15 +184,17 @@ extern "C" int attnbench_cuda_spec_draws(uint64_t seed, uint32_t accept_stream, 
   using namespace attnbench::cuda;
   using namespace attnbench::cuda::spec;
   Params p{};
-  p.rows = rows;
-  p.draft_len = draft_len;
-  p.vocab = vocab;
+  p.s.rows = static_cast<int32_t>(rows);
+  p.s.prob_rows = static_cast<int32_t>(rows);
+  p.s.draft_len = draft_len;
+  p.s.vocab = vocab;
+  p.s.seed_lo = static_cast<uint32_t>(seed);
+  p.s.seed_hi = static_cast<uint32_t>(seed >> 32);
+  p.s.accept_stream = accept_stream;
+  p.s.race_stream = race_stream;
   p.span_tokens = span_tokens;
   p.spans = (vocab + span_tokens - 1) / span_tokens;
   p.lanes = lanes;
-  p.seed = seed;
-  p.accept_stream = accept_stream;
-  p.race_stream = race_stream;
   p.domain = domain;
   const size_t n_accept = static_cast<size_t>(rows) * draft_len, n_race = static_cast<size_t>(rows) * (draft_len + 1) * vocab;
   uint32_t *d_accept = nullptr, *d_race = nullptr;

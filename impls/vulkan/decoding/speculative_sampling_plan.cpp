@@ -10,7 +10,7 @@ std::string Plan::describe() const {
              " groups=", race_groups, finalize_groups ? cat(" finalize[", finalize_threads, ",", finalize_team, "]") : "");
 }
 
-Plan plan_race(const decoding::SpecShape& s, const DeviceLimits& limits) {
+Plan plan_race(const decoding::SpecParams& s, const DeviceLimits& limits) {
   const DeviceView d(limits);
   Plan p;
   p.unsupported = missing_feature(limits, {"subgroup_basic", "subgroup_arithmetic", "subgroup_shuffle"}, "the race kernels");

@@ -9,16 +9,33 @@
 //   wide    the workgroup per (row, span), reductions by subgroup arithmetic and shared memory;
 //           the vocabulary is cut into spans when rows alone leave the device idle, and a
 //           finalize pass picks each row's winner among its spans.
-#pragma once
+// The plan fields of the push blocks are read by glslc too: ASCII list, C++ inside __cplusplus.
+#ifndef ATTNBENCH_VULKAN_SPECULATIVE_SAMPLING_PLAN_H
+#define ATTNBENCH_VULKAN_SPECULATIVE_SAMPLING_PLAN_H
 
+#define ATTNBENCH_SPEC_RACE_PLAN(X)                                  \
+  X(u32, spans)    /* vocabulary spans per row */                    \
+  X(u32, span_len) /* tokens per span, a multiple of 4 */            \
+  X(u32, groups)   /* the pass's workgroups */
+
+#ifdef __cplusplus
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "attnbench/backend.h"
+#include "attnbench/param_struct.h"
 #include "reference/decoding/speculative_sampling_common.h"
 
 namespace attnbench::vulkan::spec {
+
+ATTNBENCH_PARAM_STRUCT(SpecRacePlan, ATTNBENCH_SPEC_RACE_PLAN);
+
+// The push-constant blocks of speculative_sampling_race.comp and _finalize.comp.
+struct Push {
+  decoding::SpecParams s;
+  SpecRacePlan plan;
+};
 
 struct Plan {
   std::string unsupported;  // non-empty: the case cannot run here, and why
@@ -32,6 +49,8 @@ struct Plan {
   std::string describe() const;
 };
 
-Plan plan_race(const decoding::SpecShape& s, const DeviceLimits& limits);
+Plan plan_race(const decoding::SpecParams& s, const DeviceLimits& limits);
 
 }  // namespace attnbench::vulkan::spec
+#endif  // __cplusplus
+#endif

@@ -6,33 +6,21 @@
 #include "../runtime/vulkan_backend.h"
 #include "attnbench/error.h"
 #include "attnbench/impl.h"
-#include "attnbench/rng.h"
 #include "speculative_sampling_plan.h"
 
 namespace attnbench::vulkan {
 namespace {
 
-// The push-constant block of speculative_sampling_race.comp, member for member.
-struct RacePush {
-  uint32_t key_lo, key_hi, accept_stream, race_stream;
-  uint32_t rows, K, V, distribution;
-  uint32_t spans, span_len, groups;
-};
-
-struct FinalizePush {
-  uint32_t rows, K, spans, groups;
-};
-
 class VulkanSpeculativeSampling final : public Impl {
  public:
   Support supports(const Case& c, const DeviceLimits& limits) const override {
-    const spec::Plan p = spec::plan_race(decoding::spec_shape(c), limits);
+    const spec::Plan p = spec::plan_race(decoding::spec_params(c), limits);
     return p.unsupported.empty() ? Support::yes() : Support::no(p.unsupported);
   }
 
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     be_ = &as_vulkan(backend);
-    const decoding::SpecShape s = decoding::spec_shape(c);
+    const decoding::SpecParams s = decoding::spec_params(c);
     plan_ = spec::plan_race(s, be_->probe().limits);
     ATTNBENCH_ASSERT(plan_.unsupported.empty(), "prepare() of a case supports() refused: ", plan_.unsupported);
     span_best_ = be_->allocator().allocate(plan_.spans > 1 ? static_cast<size_t>(s.rows) * plan_.spans * 16 : 16,
@@ -40,21 +28,11 @@ class VulkanSpeculativeSampling final : public Impl {
     const Pipeline& race = be_->pipeline("speculative_sampling_race", {plan_.threads, plan_.team, plan_.wide ? 1u : 0u}, 8);
     race_ = be_->bind(race, {&io["target_probs"], &io["draft_probs"], &io["draft_token_ids"], &io["tokens"], &io["emitted"],
                              &io["accepted_token_num"], &io["emitted_draft_token_num"], span_best_.get()});
-    push_ = {static_cast<uint32_t>(c.seed),
-             static_cast<uint32_t>(c.seed >> 32),
-             PhiloxStream(c.seed, decoding::kAcceptSite, kDomainDraws).stream_id(),
-             PhiloxStream(c.seed, decoding::kRaceSite, kDomainDraws).stream_id(),
-             static_cast<uint32_t>(s.rows),
-             static_cast<uint32_t>(s.draft_len),
-             static_cast<uint32_t>(s.vocab),
-             s.distribution ? 1u : 0u,
-             plan_.spans,
-             plan_.span_len,
-             static_cast<uint32_t>(plan_.race_groups)};
+    push_ = {s, {plan_.spans, plan_.span_len, static_cast<uint32_t>(plan_.race_groups)}};
     if (plan_.finalize_groups) {
       const Pipeline& fin = be_->pipeline("speculative_sampling_finalize", {plan_.finalize_threads, plan_.finalize_team}, 3);
       finalize_ = be_->bind(fin, {span_best_.get(), &io["emitted"], &io["tokens"]});
-      finalize_push_ = {push_.rows, push_.K, plan_.spans, static_cast<uint32_t>(plan_.finalize_groups)};
+      finalize_push_ = {s, {plan_.spans, plan_.span_len, static_cast<uint32_t>(plan_.finalize_groups)}};
     }
   }
 
@@ -68,8 +46,7 @@ class VulkanSpeculativeSampling final : public Impl {
   spec::Plan plan_;
   BufferPtr span_best_;
   std::unique_ptr<BoundPipeline> race_, finalize_;
-  RacePush push_{};
-  FinalizePush finalize_push_{};
+  spec::Push push_{}, finalize_push_{};
 };
 
 }  // namespace

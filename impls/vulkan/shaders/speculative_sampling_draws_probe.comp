@@ -1,5 +1,6 @@
 #version 450
-// Writes the uniforms speculative_sampling_race draws, through the same index helpers, so
+// Writes the uniforms speculative_sampling_race draws, through the same index helpers (and the
+// race stage's block walk, race.glsl), so
 // tests can compare them with the host's streams (tests/vulkan/speculative_sampling_vulkan_test.cpp):
 //   accept: invocation a < rows·K writes words and uniforms of (row0 + a / K, a % K)
 //   race:   invocation a < rows·(K+1)·spans walks the stretch of (row0 + row, position, span)
@@ -37,7 +38,7 @@ void main() {
   const uint x0 = span * pc.span_len;
   if (x0 >= V) return;
   const uint len = min(pc.span_len, V - x0);
-  const RaceStretch st = race_stretch(pc.row0 + row, K, position, V, x0);
+  const RaceStretch st = race_stretch(spec_race_first(pc.row0 + row, K, position, V), x0);
   for (uint b = 0u; b < race_stretch_blocks(st, len); ++b) {
     const uvec4 words = race_block(pc.key, pc.race_stream, st, b);
     for (uint j = 0u; j < 4u; ++j) {

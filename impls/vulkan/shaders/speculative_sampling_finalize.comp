@@ -13,31 +13,38 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TEAM = 4u;  // divides the smallest subgroup size
 const bool WIDE = false;
 
+#include "param_struct.glsl"
+#include "reference/decoding/speculative_sampling_common.h"
+#include "decoding/speculative_sampling_plan.h"
 #include "team_reduce.glsl"
+
+ATTNBENCH_PARAM_STRUCT(SpecParams, ATTNBENCH_SPEC_FIELDS)
+ATTNBENCH_PARAM_STRUCT(SpecRacePlan, ATTNBENCH_SPEC_RACE_PLAN)
 
 layout(binding = 0) readonly buffer SpanBest { uvec4 span_best[]; };  // [R, spans]
 layout(binding = 1) readonly buffer Emitted { int emitted[]; };       // [R]
 layout(binding = 2) writeonly buffer Tokens { int tokens[]; };        // [R, K+1]
 
 layout(push_constant) uniform Push {
-  uint rows, K, spans, groups;
+  SpecParams s;
+  SpecRacePlan plan;  // groups: this pass's workgroups
 } pc;
 
 const uint NO_TOKEN = 0xffffffffu;
 
 void main() {
   const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (wg >= pc.groups) return;
+  if (wg >= pc.plan.groups) return;
   const uint row = wg * (gl_WorkGroupSize.x / TEAM) + team_of_lane();
   const uint lane = team_lane();
-  if (row >= pc.rows) return;
+  if (row >= uint(pc.s.rows)) return;
   const float neg_inf = uintBitsToFloat(0xff800000u);
   float key_res = neg_inf, key_all = neg_inf;
   uint best_res = NO_TOKEN, best_all = NO_TOKEN, any_res = 0u;
-  for (uint s0 = 0u; s0 < pc.spans; s0 += TEAM) {
+  for (uint s0 = 0u; s0 < pc.plan.spans; s0 += TEAM) {
     const uint s = s0 + lane;
-    if (s >= pc.spans) continue;
-    const uvec4 e = span_best[row * pc.spans + s];
+    if (s >= pc.plan.spans) continue;
+    const uvec4 e = span_best[row * pc.plan.spans + s];
     const float k = uintBitsToFloat(e.x);
     if (e.z != 0u) {
       any_res = 1u;
@@ -56,6 +63,6 @@ void main() {
   team_best(key_all, best_all);
   if (lane == 0u) {
     const uint winner = any_res != 0u ? best_res : best_all;
-    tokens[row * (pc.K + 1u) + uint(emitted[row] - 1)] = winner == NO_TOKEN ? 0 : int(winner);
+    tokens[row * uint(pc.s.draft_len + 1) + uint(emitted[row] - 1)] = winner == NO_TOKEN ? 0 : int(winner);
   }
 }

@@ -16,7 +16,7 @@
 //      counts; the race's winner goes straight to `tokens` with one span, else to span_best for
 //      speculative_sampling_finalize.
 // Uniforms: U("spec.accept", row·K + i) and U("spec.race", (row·(K+1) + t)·V + x), Philox words
-// in whole blocks per lane (speculative_sampling_draws.glsl).
+// in whole blocks per lane (speculative_sampling_draws.glsl; the race itself: race.glsl).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -26,9 +26,14 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TEAM = 4u;    // lanes per (row, span): a power of two
 layout(constant_id = 2) const bool WIDE = false;  // the team is the workgroup (else within a subgroup)
 
-#include "accurate_math.glsl"
+#include "param_struct.glsl"
+#include "reference/decoding/speculative_sampling_common.h"
+#include "decoding/speculative_sampling_plan.h"
 #include "speculative_sampling_draws.glsl"
 #include "team_reduce.glsl"
+
+ATTNBENCH_PARAM_STRUCT(SpecParams, ATTNBENCH_SPEC_FIELDS)
+ATTNBENCH_PARAM_STRUCT(SpecRacePlan, ATTNBENCH_SPEC_RACE_PLAN)
 
 layout(binding = 0) readonly buffer Target { float target[]; };      // [P, K+1, V]
 layout(binding = 1) readonly buffer Draft { float draft[]; };        // [P, K, V]
@@ -40,26 +45,31 @@ layout(binding = 6) writeonly buffer EmittedDraft { int emitted_drafts[]; };  //
 layout(binding = 7) writeonly buffer SpanBest { uvec4 span_best[]; };  // [R, spans]: key bits, index, residual
 
 layout(push_constant) uniform Push {
-  uvec2 key;           // the case seed
-  uint accept_stream;  // FNV-1a of "spec.accept"
-  uint race_stream;    // FNV-1a of "spec.race"
-  uint rows, K, V;
-  uint distribution;   // 1: every row reads probability row 0
-  uint spans, span_len;
-  uint groups;
+  SpecParams s;
+  SpecRacePlan plan;
 } pc;
 
 const uint NO_TOKEN = 0xffffffffu;
 
+// The race's weights at the stop position: max(0, p − q) after a rejection (residual), else p.
+uint g_prow, g_qrow;
+bool g_residual;
+float race_log_weight(uint x) {
+  const float p = target[g_prow + x];
+  const float w = g_residual ? max(p - draft[g_qrow + x], 0.0) : p;
+  return w > 0.0 ? accurate_log(w) : ACC_NEG_INF;
+}
+
 void main() {
   const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (wg >= pc.groups) return;
+  if (wg >= pc.plan.groups) return;
   const uint team = wg * (gl_WorkGroupSize.x / TEAM) + team_of_lane();
   const uint lane = team_lane();
-  const uint row = team / pc.spans, span = team % pc.spans;
-  if (row >= pc.rows) return;  // whole teams (WIDE: the whole workgroup)
-  const uint K = pc.K, V = pc.V;
-  const uint pr = pc.distribution != 0u ? 0u : row;
+  const uint row = team / pc.plan.spans, span = team % pc.plan.spans;
+  if (row >= uint(pc.s.rows)) return;  // whole teams (WIDE: the whole workgroup)
+  const uint K = uint(pc.s.draft_len), V = uint(pc.s.vocab);
+  const uint pr = pc.s.distribution != 0 ? 0u : row;
+  const uvec2 key = uvec2(pc.s.seed_lo, pc.s.seed_hi);
 
   uint accepted = 0u, first_reject = K;
   for (uint i0 = 0u; i0 < K; i0 += TEAM) {
@@ -68,14 +78,14 @@ void main() {
     const uint x = uint(draft_ids[row * K + i]);
     const float p = target[(pr * (K + 1u) + i) * V + x];
     const float q = draft[(pr * K + i) * V + x];
-    const bool ok = accept_uniform(pc.key, pc.accept_stream, row, K, i) * q < p;
+    const bool ok = accept_uniform(key, pc.s.accept_stream, row, K, i) * q < p;
     if (ok) accepted += 1u;
     else first_reject = min(first_reject, i);
   }
   accepted = team_add(accepted);
   const uint drafts = team_min(first_reject);  // the stop position t
 
-  const uint x0 = span * pc.span_len, len = min(pc.span_len, V - x0);
+  const uint x0 = span * pc.plan.span_len, len = min(pc.plan.span_len, V - x0);
   const uint prow = (pr * (K + 1u) + drafts) * V;
   const uint qrow = (pr * K + min(drafts, K - 1u)) * V;
   uint has_mass = 0u;
@@ -87,34 +97,18 @@ void main() {
   }
   const bool residual = team_max(has_mass) != 0u;
 
-  const RaceStretch st = race_stretch(row, K, drafts, V, x0);
-  const uint blocks = race_stretch_blocks(st, len);
+  g_prow = prow;
+  g_qrow = qrow;
+  g_residual = residual;
   float best_key = ACC_NEG_INF;
   uint best = NO_TOKEN;
-  for (uint b0 = 0u; b0 < blocks; b0 += TEAM) {
-    const uint b = b0 + lane;
-    if (b >= blocks) continue;
-    const uvec4 words = race_block(pc.key, pc.race_stream, st, b);
-    for (uint j = 0u; j < 4u; ++j) {
-      const int rel = int(4u * b + j) - int(st.lead);
-      if (rel < 0 || rel >= int(len)) continue;
-      const uint x = x0 + uint(rel);
-      const float p = target[prow + x];
-      const float w = residual ? max(p - draft[qrow + x], 0.0) : p;
-      if (!(w > 0.0)) continue;
-      const float k = accurate_log(w) - accurate_log(-accurate_log(philox_uniform_f32(words[j])));
-      if (race_better(k, x, best_key, best)) {
-        best_key = k;
-        best = x;
-      }
-    }
-  }
+  race_span(key, pc.s.race_stream, spec_race_first(row, K, drafts, V), x0, len, lane, TEAM, best_key, best);
   team_best(best_key, best);
 
   if (span == 0u) {
     for (uint t0 = 0u; t0 <= K; t0 += TEAM) {
       const uint t = t0 + lane;
-      if (t > K || (t == drafts && pc.spans > 1u)) continue;
+      if (t > K || (t == drafts && pc.plan.spans > 1u)) continue;
       int v = -1;
       if (t < drafts) v = draft_ids[row * K + t];
       else if (t == drafts) v = best == NO_TOKEN ? 0 : int(best);
@@ -126,6 +120,6 @@ void main() {
       accepted_num[row] = int(accepted);
     }
   }
-  if (pc.spans > 1u && lane == 0u)
-    span_best[row * pc.spans + span] = uvec4(floatBitsToUint(best_key), best, residual ? 1u : 0u, 0u);
+  if (pc.plan.spans > 1u && lane == 0u)
+    span_best[row * pc.plan.spans + span] = uvec4(floatBitsToUint(best_key), best, residual ? 1u : 0u, 0u);
 }

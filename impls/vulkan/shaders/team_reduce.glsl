@@ -11,9 +11,11 @@
 //
 // Every result is a selection (max, min, or) or an integer sum, so each lane of the team gets
 // the same bits and nothing depends on the order lanes combine in. In WIDE mode the whole
-// workgroup must call these together (barriers).
+// workgroup must call these together (barriers). team_best merges race candidates (race.glsl).
 #ifndef ATTNBENCH_TEAM_REDUCE_GLSL
 #define ATTNBENCH_TEAM_REDUCE_GLSL
+
+#include "race_candidate.glsl"
 
 // Enough for a subgroup size of 1, the smallest a device may report.
 shared float team_sh_key[gl_WorkGroupSize.x];
@@ -21,12 +23,6 @@ shared uint team_sh_word[gl_WorkGroupSize.x];
 
 uint team_lane() { return (gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID) % TEAM; }
 uint team_of_lane() { return (gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID) / TEAM; }
-
-// The better of two race candidates: the larger key, then the smaller index (no candidate:
-// key −inf, index 0xffffffff).
-bool race_better(float key_a, uint idx_a, float key_b, uint idx_b) {
-  return key_a > key_b || (key_a == key_b && idx_a < idx_b);
-}
 
 // Combines each subgroup's value across the workgroup (WIDE mode): op 0 add, 1 min, 2 max.
 uint team_combine_subgroups(uint v, uint op) {

@@ -168,7 +168,7 @@ TEST_CASE("speculative_sampling cuda: the kernels draw the spec's Philox words, 
     CAPTURE(st.seed, st.rows, st.draft_len, st.vocab, st.span_tokens, st.lanes);
     const Case c = test::case_from_id(cat("speculative_sampling/batch=", st.rows, ",draft_len=", st.draft_len,
                                           ",vocab=", st.vocab, "/f32/s1"));
-    const decoding::SpecShape s = decoding::spec_shape(c);
+    const decoding::SpecParams s = decoding::spec_params(c);
     const PhiloxStream accept(st.seed, decoding::kAcceptSite, kDomainDraws), race(st.seed, decoding::kRaceSite, kDomainDraws);
     std::vector<uint32_t> got_accept(static_cast<size_t>(st.rows) * st.draft_len);
     std::vector<uint32_t> got_race(static_cast<size_t>(st.rows) * (st.draft_len + 1) * st.vocab);
@@ -178,9 +178,9 @@ TEST_CASE("speculative_sampling cuda: the kernels draw the spec's Philox words, 
     int64_t accept_mismatches = 0, race_mismatches = 0;
     for (int64_t r = 0; r < st.rows; ++r)
       for (int64_t t = 0; t <= st.draft_len; ++t) {
-        if (t < st.draft_len) accept_mismatches += got_accept[r * st.draft_len + t] != accept.word(s.accept_index(r, t));
+        if (t < st.draft_len) accept_mismatches += got_accept[r * st.draft_len + t] != accept.word(decoding::accept_index(s, r, t));
         for (int64_t x = 0; x < st.vocab; ++x)
-          race_mismatches += got_race[(r * (st.draft_len + 1) + t) * st.vocab + x] != race.word(s.race_index(r, t, x));
+          race_mismatches += got_race[(r * (st.draft_len + 1) + t) * st.vocab + x] != race.word(decoding::race_index(s, r, t, x));
       }
     CHECK(accept_mismatches == 0);
     CHECK(race_mismatches == 0);

@@ -67,20 +67,20 @@ double accept_chance(Sampler s, double p, double q) {
 
 // Outputs of a sampler on a case's inputs, drawing the spec's own uniforms.
 TensorMap simulate(const Case& c, const TensorMap& in, Sampler sampler) {
-  const SpecShape s = spec_shape(c);
-  const int64_t R = s.rows, K = s.draft_len, V = s.vocab;
+  const SpecParams s = spec_params(c);
+  const int64_t R = s.rows, K = s.draft_len;
   TensorMap out;
   HostTensor tokens("tokens", DType::i32, {R, K + 1}), emitted("emitted", DType::i32, {R});
   HostTensor acc("accepted_token_num", DType::i32, {R}), edt("emitted_draft_token_num", DType::i32, {R});
   tokens.fill(-1);
   const PhiloxStream accept(c.seed, kAcceptSite, kDomainDraws);
   for (int64_t r = 0; r < R; ++r) {
-    const Chain ch = chain_of(s, in, s.prob_row(r));
+    const Chain ch = chain_of(s, in, prob_row_of(s, r));
     int64_t n = 0, accepted = 0, drafts = 0;
     bool stopped = false;
     for (int64_t t = 0; t < K; ++t) {
       const auto x = static_cast<int64_t>(in.at("draft_token_ids").get(r * K + t));
-      const double u = accept.uniform_f32(s.accept_index(r, t));
+      const double u = accept.uniform_f32(accept_index(s, r, t));
       const bool ok = sampler == Sampler::ignore_q ? u < ch.p[t][x] : u * ch.q[t][x] < ch.p[t][x];
       accepted += ok;
       if (stopped) continue;
@@ -89,12 +89,12 @@ TensorMap simulate(const Case& c, const TensorMap& in, Sampler sampler) {
         ++drafts;
         continue;
       }
-      tokens.set(r * (K + 1) + n++, static_cast<double>(race_fp64(c.seed, s.race_index(r, t, 0), residual(sampler, ch.p[t], ch.q[t]))));
+      tokens.set(r * (K + 1) + n++, static_cast<double>(race_fp64(c.seed, race_index(s, r, t, 0), residual(sampler, ch.p[t], ch.q[t]))));
       stopped = sampler != Sampler::continue_after_reject;
     }
     if (!stopped) {
       const std::vector<double>& bonus = sampler == Sampler::bonus_from_last_draft ? ch.p[K - 1] : ch.p[K];
-      tokens.set(r * (K + 1) + n++, static_cast<double>(race_fp64(c.seed, s.race_index(r, K, 0), bonus)));
+      tokens.set(r * (K + 1) + n++, static_cast<double>(race_fp64(c.seed, race_index(s, r, K, 0), bonus)));
     }
     emitted.set(r, static_cast<double>(n));
     edt.set(r, static_cast<double>(n - 1));
@@ -192,7 +192,7 @@ TEST_CASE("speculative_sampling: every G-DIST pair emits p at every position (re
       const Case c = test::case_from_id(std::string("speculative_sampling/batch=3,draft_len=2,vocab=12,dist=") + dist +
                                         ",draft=" + draft + "/f32/s4");
       INFO(c.id());
-      const SpecShape s = spec_shape(c);
+      const SpecParams s = spec_params(c);
       const TensorMap in = c.method->inputs(c);
       for (int64_t pr = 0; pr < 3; ++pr) {
         const Chain ch = chain_of(s, in, pr);
@@ -236,7 +236,7 @@ TEST_CASE("speculative_sampling: the reference passes its own STAT test", "[unit
 
 TEST_CASE("speculative_sampling: power twins are rejected at the suite's n and alpha", "[unit]") {
   const Case c = test::case_from_id(kStatCase);
-  const SpecShape s = spec_shape(c);
+  const SpecParams s = spec_params(c);
   const TensorMap in = c.method->inputs(c);
   const Chain ch = chain_of(s, in, 0);
   const auto correct = sampler_cells(ch, Sampler::correct);
@@ -306,7 +306,7 @@ TEST_CASE("speculative_sampling: a sampler that ignores the boundary rule is cau
   // Accepting on u < bf16(p/q) changes decisions whose margin is far outside the 2ε boundary band
   // (up to 2^-9 relative): over the distribution case's 120000 tests some such decision occurs.
   const Case c = test::case_from_id(kStatCase);
-  const SpecShape s = spec_shape(c);
+  const SpecParams s = spec_params(c);
   const TensorMap in = c.method->inputs(c);
   const Reference ref = c.method->reference(c, in);
   TensorMap coarse = test::reference_as_outputs(c, ref);
@@ -317,18 +317,18 @@ TEST_CASE("speculative_sampling: a sampler that ignores the boundary rule is cau
     int64_t n = 0;
     for (int64_t t = 0; t <= s.draft_len; ++t) {
       if (t == s.draft_len) {
-        coarse.at("tokens").set(r * 4 + n++, static_cast<double>(race_fp64(c.seed, s.race_index(r, t, 0), ch.p[t])));
+        coarse.at("tokens").set(r * 4 + n++, static_cast<double>(race_fp64(c.seed, race_index(s, r, t, 0), ch.p[t])));
         break;
       }
       const auto x = static_cast<int64_t>(in.at("draft_token_ids").get(r * 3 + t));
-      const double u = accept.uniform_f32(s.accept_index(r, t));
+      const double u = accept.uniform_f32(accept_index(s, r, t));
       const bool ok = u < round_to(DType::bf16, ch.p[t][x] / ch.q[t][x]);
       changed += ok != (ref.tensors.at("accept_each").get(r * 3 + t) != 0);
       if (ok) {
         coarse.at("tokens").set(r * 4 + n++, static_cast<double>(x));
         continue;
       }
-      coarse.at("tokens").set(r * 4 + n++, static_cast<double>(race_fp64(c.seed, s.race_index(r, t, 0), residual(Sampler::correct, ch.p[t], ch.q[t]))));
+      coarse.at("tokens").set(r * 4 + n++, static_cast<double>(race_fp64(c.seed, race_index(s, r, t, 0), residual(Sampler::correct, ch.p[t], ch.q[t]))));
       break;
     }
     for (int64_t t = n; t < 4; ++t) coarse.at("tokens").set(r * 4 + t, -1);

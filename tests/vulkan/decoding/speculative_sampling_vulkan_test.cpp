@@ -69,11 +69,14 @@ TEST_CASE("speculative_sampling's draws on Vulkan are the host's words and unifo
     const uint32_t invocations = std::max(n_accept, site.rows * (site.K + 1) * site.spans);
     be.dispatch(*k, push, (invocations + 63) / 64);
     be.synchronize();
-    const decoding::SpecShape s{site.row0 + site.rows, site.row0 + site.rows, site.K, site.V, false};
+    decoding::SpecParams s{};
+    s.rows = s.prob_rows = static_cast<int32_t>(site.row0 + site.rows);
+    s.draft_len = static_cast<int32_t>(site.K);
+    s.vocab = static_cast<int32_t>(site.V);
     const std::vector<uint32_t> words = download_words(be, *aw, n_accept), uniforms = download_words(be, *au, n_accept);
     int bad_words = 0, bad_uniforms = 0;
     for (uint32_t a = 0; a < n_accept; ++a) {
-      const uint64_t n = s.accept_index(site.row0 + a / site.K, a % site.K);
+      const uint64_t n = decoding::accept_index(s, site.row0 + a / site.K, a % site.K);
       const float u = accept.uniform_f32(n);
       bad_words += words[a] != accept.word(n);
       bad_uniforms += std::memcmp(&uniforms[a], &u, 4) != 0;
@@ -85,7 +88,7 @@ TEST_CASE("speculative_sampling's draws on Vulkan are the host's words and unifo
     bad_words = bad_uniforms = 0;
     for (uint32_t r = 0; r < site.rows; ++r)
       for (uint32_t t = 0; t <= site.K; ++t) {
-        const uint64_t first = s.race_index(site.row0 + r, t, 0);
+        const uint64_t first = decoding::race_index(s, site.row0 + r, t, 0);
         race.words(first, site.V, expect.data());
         const size_t at = (static_cast<size_t>(r) * (site.K + 1) + t) * site.V;
         for (uint32_t x = 0; x < site.V; ++x) {

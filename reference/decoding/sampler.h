@@ -1,0 +1,93 @@
+// The decoding family's sampler contract: a method that turns a row of logits into a kept set and
+// one sampled token. A method is its own logits processor (typical, epsilon, eta, top-H, ...) and
+// its parameters; this base owns the rest, once:
+//
+//   schema     batch, vocab, temperature, top_k, top_p, min_p, then the method's own, then draws
+//              (distribution mode) and dist (the G-DIST shape of the logits)
+//   inputs     logits [batch, vocab] f32 = log p of a G-DIST distribution (gdist.h), one row
+//              broadcast to every draw in distribution mode
+//   chain      HF transformers' order, each step over what the steps before it kept, fp64:
+//                temperature  z = l / T; T = 0 is greedy (argmax, the smaller index on ties)
+//                top_k        keep z ≥ the k-th largest kept z (ties at that value all kept)
+//                top_p        p = softmax of the kept z; in order of z descending (smaller index
+//                             first on ties) keep a token while the mass before it is < top_p
+//                min_p        p as above; keep p ≥ min_p·max p
+//                the method's own processor (process())
+//   sample     the exponential race (race.h) over the kept tokens with log-weights z, uniform
+//              U("sample.race", row·vocab + x)
+//   outputs    kept [rows, ceil(vocab/32)] i32, bit x%32 of word x/32 set for a kept token, the
+//              bits past vocab 0 — SET; token [rows] i32 — SEMI (STAT in distribution mode)
+//   checks     kept: the reference's set, except tokens whose membership the reference marks as
+//              decided within rounding (check-only kept_boundary: z within a few ulp of the
+//              top-k threshold, the mass before a top-p candidate within the fp32 error of a
+//              sum of the kept probabilities, p within a few ulp of the min-p threshold);
+//              token: in the impl's own kept set, and the reference's unless the row's kept sets
+//              differ or the race is a boundary event (check-only race_gap, check_semi.h);
+//              distribution mode: a chi-square test of the tokens against softmax(z) over the
+//              impl's kept set, with power twins in the tests (check_stat.h)
+//   quality    mean kept count, and in distribution mode the test's p-value
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "attnbench/method.h"
+#include "gdist.h"
+#include "sampler_common.h"
+
+namespace attnbench::decoding {
+
+// One row through the chain: processed logits z (−inf where removed), the kept set, and the
+// tokens whose membership is decided within rounding.
+struct ProcessedRow {
+  std::vector<double> z;
+  std::vector<char> kept, boundary;
+  int64_t greedy = -1;  // temperature 0: the argmax
+};
+
+struct Chain {
+  double temperature = 1, top_p = 1, min_p = 0;
+  int64_t top_k = 0;
+};
+
+// The four standard processors of a row of logits (the method's own is applied by the Sampler).
+ProcessedRow standard_chain(const Chain& chain, const double* logits, int64_t vocab);
+// softmax of z over the kept tokens (0 elsewhere).
+std::vector<double> kept_probabilities(const ProcessedRow& row);
+
+class Sampler : public Method {
+ public:
+  const MethodInfo& info() const final { return info_; }
+  const ParamSchema& schema() const final { return schema_; }
+  std::vector<OutputDecl> outputs(const Case& c) const final;
+  TensorMap inputs(const Case& c) const final;
+  Reference reference(const Case& c, const TensorMap& in) const final;
+  CheckReport check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const final;
+  Work work(const Case& c) const override;
+  Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const final;
+
+  Chain chain(const Case& c) const;
+  // Row `row` of the case through the chain and the method's own processor.
+  ProcessedRow process_row(const Case& c, const TensorMap& in, int64_t row) const;
+
+ protected:
+  explicit Sampler(MethodInfo info);
+  // Adds draws and dist; a method's constructor calls it after adding its own parameters.
+  void add_sampling_params();
+  // The method's own processor, after the standard four: may remove tokens (z = −inf, kept 0)
+  // and mark boundary tokens. Default: none.
+  virtual void process(const Case& /*c*/, ProcessedRow& /*row*/) const {}
+
+  ParamSchema schema_;
+
+ private:
+  MethodInfo info_;
+};
+
+// Bits of a kept mask: word x / 32, bit x % 32.
+inline bool mask_bit(const HostTensor& mask, int64_t row, int64_t words, int64_t x) {
+  const auto w = static_cast<uint32_t>(static_cast<int64_t>(mask.get(row * words + x / 32)));
+  return (w >> (x % 32)) & 1u;
+}
+
+}  // namespace attnbench::decoding

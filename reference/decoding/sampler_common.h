@@ -1,0 +1,42 @@
+// What every backend's sampler needs to know about a case (the contract: sampler.h). Light on
+// purpose: CUDA device code and the Vulkan shaders include it (the shaders read only the field
+// list; C++ lives inside __cplusplus).
+#ifndef ATTNBENCH_SAMPLER_COMMON_H
+#define ATTNBENCH_SAMPLER_COMMON_H
+
+#define ATTNBENCH_SAMPLER_FIELDS(X)                                                      \
+  X(i32, rows)        /* sampled rows: batch, or draws in distribution mode */           \
+  X(i32, prob_rows)   /* rows of logits: batch, or 1 (every row reads row 0) */         \
+  X(i32, vocab)                                                                          \
+  X(i32, mask_words)  /* 32-bit words of a row's kept mask: ceil(vocab / 32) */         \
+  X(f32, temperature) /* 0: greedy */                                                    \
+  X(i32, top_k)       /* 0: off */                                                       \
+  X(f32, top_p)       /* 1: off */                                                       \
+  X(f32, min_p)       /* 0: off */                                                       \
+  X(u32, seed_lo)     /* the case seed: the Philox key */                                \
+  X(u32, seed_hi)                                                                        \
+  X(u32, race_stream) /* FNV-1a of the race's draw site */
+
+#ifdef __cplusplus
+#include <cstdint>
+
+#include "attnbench/param_struct.h"
+
+namespace attnbench {
+struct Case;
+}
+
+namespace attnbench::decoding {
+
+ATTNBENCH_PARAM_STRUCT(SamplerParams, ATTNBENCH_SAMPLER_FIELDS);
+
+// The race's draw site: U("sample.race", row·vocab + token).
+inline constexpr const char* kSampleRaceSite = "sample.race";
+
+SamplerParams sampler_params(const Case& c);
+
+ATTNBENCH_HD inline int64_t logits_row_of(const SamplerParams& s, int64_t row) { return s.prob_rows == 1 ? 0 : row; }
+
+}  // namespace attnbench::decoding
+#endif  // __cplusplus
+#endif
