@@ -50,7 +50,7 @@
 
 namespace attnbench::decoding {
 
-SpecParams spec_params(const Case& c) {
+SpeculativeParams speculative_params(const Case& c) {
   const int64_t draws = c.i64("draws");
   return {static_cast<int32_t>(draws > 0 ? draws : c.i64("batch")),
           static_cast<int32_t>(draws > 0 ? 1 : c.i64("batch")),
@@ -102,7 +102,7 @@ class SpeculativeSampling final : public Method {
   const ParamSchema& schema() const override { return schema_; }
 
   std::vector<OutputDecl> outputs(const Case& c) const override {
-    const SpecParams s = spec_params(c);
+    const SpeculativeParams s = speculative_params(c);
     const int64_t R = s.rows, K = s.draft_len;
     OutputDecl tokens{"tokens", DType::i32, {R, K + 1}, s.distribution ? CheckClass::STAT : CheckClass::SEMI, "emitted", 1,
                       -1.0};
@@ -137,7 +137,7 @@ class SpeculativeSampling final : public Method {
 };
 
 TensorMap SpeculativeSampling::inputs(const Case& c) const {
-  const SpecParams s = spec_params(c);
+  const SpeculativeParams s = speculative_params(c);
   const int64_t K = s.draft_len, V = s.vocab;
   const DistShape shape = parse_dist_shape(c.str("dist"));
   const DraftRelation rel = parse_draft_relation(c.str("draft"));
@@ -184,7 +184,7 @@ TensorMap SpeculativeSampling::inputs(const Case& c) const {
 }
 
 Reference SpeculativeSampling::reference(const Case& c, const TensorMap& in) const {
-  const SpecParams s = spec_params(c);
+  const SpeculativeParams s = speculative_params(c);
   const int64_t R = s.rows, K = s.draft_len, V = s.vocab;
   const HostTensor &target = in.at("target_probs"), &draft = in.at("draft_probs"), &ids = in.at("draft_token_ids");
   HostTensor tokens("tokens", DType::i32, {R, K + 1}), emitted("emitted", DType::i32, {R});
@@ -236,7 +236,7 @@ Reference SpeculativeSampling::reference(const Case& c, const TensorMap& in) con
 
 CheckReport SpeculativeSampling::check(const Case& c, const TensorMap& in, const Reference& ref,
                                        const TensorMap& got) const {
-  const SpecParams s = spec_params(c);
+  const SpeculativeParams s = speculative_params(c);
   const int64_t R = s.rows, K = s.draft_len, V = s.vocab;
   const auto decls = outputs(c);
   const HostTensor &margin = ref.tensors.at("accept_margin"), &each = ref.tensors.at("accept_each"),
@@ -298,7 +298,7 @@ CheckReport SpeculativeSampling::check(const Case& c, const TensorMap& in, const
 }
 
 Work SpeculativeSampling::work(const Case& c) const {
-  const SpecParams s = spec_params(c);
+  const SpeculativeParams s = speculative_params(c);
   const double R = static_cast<double>(s.rows), K = static_cast<double>(s.draft_len), V = static_cast<double>(s.vocab);
   Work w;
   // Per row: K ratio tests, and one race over V: weight, two logs, a subtraction and a compare.
@@ -312,7 +312,7 @@ Work SpeculativeSampling::work(const Case& c) const {
 }
 
 Json SpeculativeSampling::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
-  const SpecParams s = spec_params(c);
+  const SpeculativeParams s = speculative_params(c);
   const int64_t R = s.rows, K = s.draft_len;
   // Analytic expectations per probability row: α_t = 1 − TV(p̄_t, q̄_t); E[accepted] = Σ_t Π_{s≤t} α_s.
   double expected_accepted = 0, expected_rate = 0, tv_sum = 0;

@@ -5,7 +5,7 @@
 #ifndef ATTNBENCH_SPECULATIVE_SAMPLING_COMMON_H
 #define ATTNBENCH_SPECULATIVE_SAMPLING_COMMON_H
 
-#define ATTNBENCH_SPEC_FIELDS(X)                                                      \
+#define ATTNBENCH_SPECULATIVE_FIELDS(X)                                                      \
   X(i32, rows)          /* R: batch, or draws in distribution mode */                \
   X(i32, prob_rows)     /* rows of the probability tensors: batch, or 1 (broadcast) */ \
   X(i32, draft_len)     /* K */                                                       \
@@ -27,19 +27,19 @@ struct Case;
 
 namespace attnbench::decoding {
 
-ATTNBENCH_PARAM_STRUCT(SpecParams, ATTNBENCH_SPEC_FIELDS);
+ATTNBENCH_PARAM_STRUCT(SpeculativeParams, ATTNBENCH_SPECULATIVE_FIELDS);
 
 // Draw sites (rng.h: PhiloxStream(seed, site, kDomainDraws), fp32 uniform of element n).
 inline constexpr const char* kAcceptSite = "spec.accept";  // n = row·K + i
 inline constexpr const char* kRaceSite = "spec.race";      // n = (row·(K+1) + position)·V + token
 
-SpecParams spec_params(const Case& c);
+SpeculativeParams speculative_params(const Case& c);
 
-ATTNBENCH_HD inline int64_t prob_row_of(const SpecParams& s, int64_t row) { return s.distribution ? 0 : row; }
-ATTNBENCH_HD inline uint64_t accept_index(const SpecParams& s, int64_t row, int64_t i) {
+ATTNBENCH_HD inline int64_t prob_row_of(const SpeculativeParams& s, int64_t row) { return s.distribution ? 0 : row; }
+ATTNBENCH_HD inline uint64_t accept_index(const SpeculativeParams& s, int64_t row, int64_t i) {
   return static_cast<uint64_t>(row * s.draft_len + i);
 }
-ATTNBENCH_HD inline uint64_t race_index(const SpecParams& s, int64_t row, int64_t position, int64_t token) {
+ATTNBENCH_HD inline uint64_t race_index(const SpeculativeParams& s, int64_t row, int64_t position, int64_t token) {
   return static_cast<uint64_t>((row * (s.draft_len + 1) + position) * s.vocab + token);
 }
 

@@ -6,7 +6,7 @@
 
 namespace attnbench::decoding {
 
-Chain chain_of(const SpecParams& s, const TensorMap& inputs, int64_t prob_row) {
+Chain chain_of(const SpeculativeParams& s, const TensorMap& inputs, int64_t prob_row) {
   const HostTensor &p = inputs.at("target_probs"), &q = inputs.at("draft_probs");
   const int64_t K = s.draft_len, V = s.vocab;
   Chain c;
@@ -68,7 +68,7 @@ std::vector<std::vector<double>> emitted_cells(const Chain& chain) {
   return cells;
 }
 
-std::vector<std::vector<int64_t>> emitted_counts(const SpecParams& s, const TensorMap& outputs) {
+std::vector<std::vector<int64_t>> emitted_counts(const SpeculativeParams& s, const TensorMap& outputs) {
   const HostTensor &tokens = outputs.at("tokens"), &emitted = outputs.at("emitted");
   const int64_t K = s.draft_len, V = s.vocab;
   std::vector<std::vector<int64_t>> counts(K + 1, std::vector<int64_t>(V + 1, 0));
@@ -87,7 +87,7 @@ std::vector<std::vector<int64_t>> emitted_counts(const SpecParams& s, const Tens
   return counts;
 }
 
-std::vector<GofResult> position_tests(const SpecParams& s, const TensorMap& inputs, const TensorMap& outputs) {
+std::vector<GofResult> position_tests(const SpeculativeParams& s, const TensorMap& inputs, const TensorMap& outputs) {
   const auto cells = emitted_cells(chain_of(s, inputs, 0));
   const auto counts = emitted_counts(s, outputs);
   std::vector<GofResult> tests;

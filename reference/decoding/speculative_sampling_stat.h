@@ -24,15 +24,15 @@ struct Chain {
   std::vector<std::vector<double>> p, q;
 };
 
-Chain chain_of(const SpecParams& s, const TensorMap& inputs, int64_t prob_row);
+Chain chain_of(const SpeculativeParams& s, const TensorMap& inputs, int64_t prob_row);
 std::vector<double> normalised(const std::vector<double>& w);
 // α_t: the probability that draft position t is accepted, given the draft is drawn from q̄_t.
 double acceptance_probability(const Chain& chain, int64_t t);
 // Cell probabilities per position (V + 1 cells each, the last "nothing emitted").
 std::vector<std::vector<double>> emitted_cells(const Chain& chain);
 // The same cells counted from a run's outputs (tokens, emitted).
-std::vector<std::vector<int64_t>> emitted_counts(const SpecParams& s, const TensorMap& outputs);
+std::vector<std::vector<int64_t>> emitted_counts(const SpeculativeParams& s, const TensorMap& outputs);
 // One chi-square test per position of the outputs against emitted_cells of probability row 0.
-std::vector<GofResult> position_tests(const SpecParams& s, const TensorMap& inputs, const TensorMap& outputs);
+std::vector<GofResult> position_tests(const SpeculativeParams& s, const TensorMap& inputs, const TensorMap& outputs);
 
 }  // namespace attnbench::decoding

@@ -35,7 +35,7 @@ class CpuSpeculativeSampling final : public Impl {
     CpuBackend& cpu = as_cpu(backend);
     pool_ = &cpu.pool();
     kernels_ = &cpu.kernels<race::Kernels>();
-    s_ = decoding::spec_params(c);
+    s_ = decoding::speculative_params(c);
     seed_ = c.seed;
     target_ = io["target_probs"].ptr<float>();
     draft_ = io["draft_probs"].ptr<float>();
@@ -108,7 +108,7 @@ class CpuSpeculativeSampling final : public Impl {
  private:
   ThreadPool* pool_ = nullptr;
   const race::Kernels* kernels_ = nullptr;
-  decoding::SpecParams s_{};
+  decoding::SpeculativeParams s_{};
   uint64_t seed_ = 0;
   const float *target_ = nullptr, *draft_ = nullptr;
   const int32_t* ids_ = nullptr;

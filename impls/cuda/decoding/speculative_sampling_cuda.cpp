@@ -30,7 +30,7 @@ struct Plan {
   int spans, span_tokens, lanes;
 };
 
-Plan plan(const decoding::SpecParams& s, int64_t warp_slots) {
+Plan plan(const decoding::SpeculativeParams& s, int64_t warp_slots) {
   const int64_t V = s.vocab;
   const int64_t max_spans = std::max<int64_t>(1, V / kMinSpanTokens);
   const int64_t wanted = std::clamp<int64_t>((warp_slots + s.rows - 1) / s.rows, 1, max_spans);
@@ -52,12 +52,12 @@ class CudaSpeculativeSampling final : public Impl {
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     CudaBackend& be = as_cuda(backend);
     stream_ = be.stream();
-    const decoding::SpecParams s = decoding::spec_params(c);
+    const decoding::SpeculativeParams s = decoding::speculative_params(c);
     const cudaDeviceProp& props = be.props();
     const Plan pl = plan(s, static_cast<int64_t>(props.multiProcessorCount) * (props.maxThreadsPerMultiProcessor / 32));
 
-    spec::Params& p = params_;
-    p = spec::Params{};
+    speculative::Params& p = params_;
+    p = speculative::Params{};
     p.s = s;
     p.target = io["target_probs"].ptr<float>();
     p.draft = io["draft_probs"].ptr<float>();
@@ -71,21 +71,21 @@ class CudaSpeculativeSampling final : public Impl {
     p.lanes = pl.lanes;
     p.domain = kDomainDraws;
     if (p.spans > 1) {
-      partial_ = be.allocator().allocate(static_cast<size_t>(s.rows) * p.spans * sizeof(spec::RaceBest),
+      partial_ = be.allocator().allocate(static_cast<size_t>(s.rows) * p.spans * sizeof(speculative::RaceBest),
                                          "speculative_sampling.race_partials");
-      p.partial = partial_->ptr<spec::RaceBest>();
+      p.partial = partial_->ptr<speculative::RaceBest>();
     }
   }
 
   void run() override {
     check_not_lost();
-    ATTNBENCH_CUDA_CHECK(spec::race_launch(params_, stream_));
-    if (params_.spans > 1) ATTNBENCH_CUDA_CHECK(spec::finish_launch(params_, stream_));
+    ATTNBENCH_CUDA_CHECK(speculative::race_launch(params_, stream_));
+    if (params_.spans > 1) ATTNBENCH_CUDA_CHECK(speculative::finish_launch(params_, stream_));
   }
 
  private:
   cudaStream_t stream_ = nullptr;
-  spec::Params params_{};
+  speculative::Params params_{};
   BufferPtr partial_;
 };
 

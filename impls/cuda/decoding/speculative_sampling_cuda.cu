@@ -19,7 +19,7 @@
 #include "race.cuh"
 #include "speculative_sampling_launch.h"
 
-namespace attnbench::cuda::spec {
+namespace attnbench::cuda::speculative {
 namespace {
 
 __device__ __forceinline__ DevicePhilox accept_site(const Params& p) {
@@ -171,7 +171,7 @@ cudaError_t finish_launch(const Params& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-}  // namespace attnbench::cuda::spec
+}  // namespace attnbench::cuda::speculative
 
 // For tests/cuda/speculative_sampling_cuda_test.cpp (found with dlsym, as philox_words.cu's entry):
 // the Philox words the kernels draw for `rows` rows of a (K, V) case, walked span by span like the
@@ -182,7 +182,7 @@ extern "C" int attnbench_cuda_spec_draws(uint64_t seed, uint32_t accept_stream, 
                                          int64_t rows, int draft_len, int vocab, int span_tokens, int lanes,
                                          uint32_t* accept, uint32_t* race, char* err, size_t err_len) {
   using namespace attnbench::cuda;
-  using namespace attnbench::cuda::spec;
+  using namespace attnbench::cuda::speculative;
   Params p{};
   p.s.rows = static_cast<int32_t>(rows);
   p.s.prob_rows = static_cast<int32_t>(rows);

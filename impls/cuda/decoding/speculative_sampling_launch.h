@@ -16,7 +16,7 @@
 #include "race_common.h"
 #include "reference/decoding/speculative_sampling_common.h"
 
-namespace attnbench::cuda::spec {
+namespace attnbench::cuda::speculative {
 
 // A span's race: over the race's weights w, and (after a rejection) over p as well, the fallback
 // when the whole residual is zero.
@@ -25,7 +25,7 @@ struct RaceBest {
 };
 
 struct Params {
-  decoding::SpecParams s;
+  decoding::SpeculativeParams s;
   const float* target;     // [P, K+1, V]
   const float* draft;      // [P, K, V]
   const int32_t* ids;      // [R, K]
@@ -44,4 +44,4 @@ inline constexpr int kFinishWarps = 8;
 cudaError_t race_launch(const Params& p, cudaStream_t stream);
 cudaError_t finish_launch(const Params& p, cudaStream_t stream);  // only when spans > 1
 
-}  // namespace attnbench::cuda::spec
+}  // namespace attnbench::cuda::speculative

@@ -3,14 +3,14 @@
 #include "attnbench/error.h"
 #include "runtime/plan_support.h"
 
-namespace attnbench::vulkan::spec {
+namespace attnbench::vulkan::speculative {
 
 std::string Plan::describe() const {
   return cat("race[", threads, ",", team, ",", wide ? "wide" : "narrow", "] spans=", spans, " span_len=", span_len,
              " groups=", race_groups, finalize_groups ? cat(" finalize[", finalize_threads, ",", finalize_team, "]") : "");
 }
 
-Plan plan_race(const decoding::SpecParams& s, const DeviceLimits& limits) {
+Plan plan_race(const decoding::SpeculativeParams& s, const DeviceLimits& limits) {
   const DeviceView d(limits);
   Plan p;
   p.unsupported = missing_feature(limits, {"subgroup_basic", "subgroup_arithmetic", "subgroup_shuffle"}, "the race kernels");
@@ -53,4 +53,4 @@ Plan plan_race(const decoding::SpecParams& s, const DeviceLimits& limits) {
   return p;
 }
 
-}  // namespace attnbench::vulkan::spec
+}  // namespace attnbench::vulkan::speculative

@@ -13,7 +13,7 @@
 #ifndef ATTNBENCH_VULKAN_SPECULATIVE_SAMPLING_PLAN_H
 #define ATTNBENCH_VULKAN_SPECULATIVE_SAMPLING_PLAN_H
 
-#define ATTNBENCH_SPEC_RACE_PLAN(X)                                  \
+#define ATTNBENCH_SPECULATIVE_RACE_PLAN(X)                                  \
   X(u32, spans)    /* vocabulary spans per row */                    \
   X(u32, span_len) /* tokens per span, a multiple of 4 */            \
   X(u32, groups)   /* the pass's workgroups */
@@ -27,14 +27,14 @@
 #include "attnbench/param_struct.h"
 #include "reference/decoding/speculative_sampling_common.h"
 
-namespace attnbench::vulkan::spec {
+namespace attnbench::vulkan::speculative {
 
-ATTNBENCH_PARAM_STRUCT(SpecRacePlan, ATTNBENCH_SPEC_RACE_PLAN);
+ATTNBENCH_PARAM_STRUCT(SpeculativeRacePlan, ATTNBENCH_SPECULATIVE_RACE_PLAN);
 
 // The push-constant blocks of speculative_sampling_race.comp and _finalize.comp.
 struct Push {
-  decoding::SpecParams s;
-  SpecRacePlan plan;
+  decoding::SpeculativeParams s;
+  SpeculativeRacePlan plan;
 };
 
 struct Plan {
@@ -49,8 +49,8 @@ struct Plan {
   std::string describe() const;
 };
 
-Plan plan_race(const decoding::SpecParams& s, const DeviceLimits& limits);
+Plan plan_race(const decoding::SpeculativeParams& s, const DeviceLimits& limits);
 
-}  // namespace attnbench::vulkan::spec
+}  // namespace attnbench::vulkan::speculative
 #endif  // __cplusplus
 #endif

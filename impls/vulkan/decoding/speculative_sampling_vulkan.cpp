@@ -14,14 +14,14 @@ namespace {
 class VulkanSpeculativeSampling final : public Impl {
  public:
   Support supports(const Case& c, const DeviceLimits& limits) const override {
-    const spec::Plan p = spec::plan_race(decoding::spec_params(c), limits);
+    const speculative::Plan p = speculative::plan_race(decoding::speculative_params(c), limits);
     return p.unsupported.empty() ? Support::yes() : Support::no(p.unsupported);
   }
 
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     be_ = &as_vulkan(backend);
-    const decoding::SpecParams s = decoding::spec_params(c);
-    plan_ = spec::plan_race(s, be_->probe().limits);
+    const decoding::SpeculativeParams s = decoding::speculative_params(c);
+    plan_ = speculative::plan_race(s, be_->probe().limits);
     ATTNBENCH_ASSERT(plan_.unsupported.empty(), "prepare() of a case supports() refused: ", plan_.unsupported);
     span_best_ = be_->allocator().allocate(plan_.spans > 1 ? static_cast<size_t>(s.rows) * plan_.spans * 16 : 16,
                                            "speculative_sampling.span_best");
@@ -43,10 +43,10 @@ class VulkanSpeculativeSampling final : public Impl {
 
  private:
   VulkanBackend* be_ = nullptr;
-  spec::Plan plan_;
+  speculative::Plan plan_;
   BufferPtr span_best_;
   std::unique_ptr<BoundPipeline> race_, finalize_;
-  spec::Push push_{}, finalize_push_{};
+  speculative::Push push_{}, finalize_push_{};
 };
 
 }  // namespace

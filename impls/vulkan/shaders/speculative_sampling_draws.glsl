@@ -2,7 +2,7 @@
 // race kernel and for the probe that tests them against the host:
 //   U("spec.accept", n)  n = row·K + i
 //   U("spec.race", n)    n = (row·(K+1) + position)·V + token: the race stage (race.glsl) over a
-//                        row's vocabulary from element spec_race_first(...)
+//                        row's vocabulary from element speculative_race_first(...)
 #ifndef ATTNBENCH_SPECULATIVE_SAMPLING_DRAWS_GLSL
 #define ATTNBENCH_SPECULATIVE_SAMPLING_DRAWS_GLSL
 
@@ -20,6 +20,6 @@ float accept_uniform(uvec2 key, uint stream, uint row, uint K, uint i) {
 
 // The element of token 0 of the race at `position` of row `row`. row·(K+1) + position < 2^32:
 // the schema caps rows at 10^7 and K at 64.
-uvec2 spec_race_first(uint row, uint K, uint position, uint V) { return mul_wide(row * (K + 1u) + position, V); }
+uvec2 speculative_race_first(uint row, uint K, uint position, uint V) { return mul_wide(row * (K + 1u) + position, V); }
 
 #endif

@@ -38,7 +38,7 @@ void main() {
   const uint x0 = span * pc.span_len;
   if (x0 >= V) return;
   const uint len = min(pc.span_len, V - x0);
-  const RaceStretch st = race_stretch(spec_race_first(pc.row0 + row, K, position, V), x0);
+  const RaceStretch st = race_stretch(speculative_race_first(pc.row0 + row, K, position, V), x0);
   for (uint b = 0u; b < race_stretch_blocks(st, len); ++b) {
     const uvec4 words = race_block(pc.key, pc.race_stream, st, b);
     for (uint j = 0u; j < 4u; ++j) {

@@ -18,16 +18,16 @@ const bool WIDE = false;
 #include "decoding/speculative_sampling_plan.h"
 #include "team_reduce.glsl"
 
-ATTNBENCH_PARAM_STRUCT(SpecParams, ATTNBENCH_SPEC_FIELDS)
-ATTNBENCH_PARAM_STRUCT(SpecRacePlan, ATTNBENCH_SPEC_RACE_PLAN)
+ATTNBENCH_PARAM_STRUCT(SpeculativeParams, ATTNBENCH_SPECULATIVE_FIELDS)
+ATTNBENCH_PARAM_STRUCT(SpeculativeRacePlan, ATTNBENCH_SPECULATIVE_RACE_PLAN)
 
 layout(binding = 0) readonly buffer SpanBest { uvec4 span_best[]; };  // [R, spans]
 layout(binding = 1) readonly buffer Emitted { int emitted[]; };       // [R]
 layout(binding = 2) writeonly buffer Tokens { int tokens[]; };        // [R, K+1]
 
 layout(push_constant) uniform Push {
-  SpecParams s;
-  SpecRacePlan plan;  // groups: this pass's workgroups
+  SpeculativeParams s;
+  SpeculativeRacePlan plan;  // groups: this pass's workgroups
 } pc;
 
 const uint NO_TOKEN = 0xffffffffu;

@@ -32,8 +32,8 @@ layout(constant_id = 2) const bool WIDE = false;  // the team is the workgroup (
 #include "speculative_sampling_draws.glsl"
 #include "team_reduce.glsl"
 
-ATTNBENCH_PARAM_STRUCT(SpecParams, ATTNBENCH_SPEC_FIELDS)
-ATTNBENCH_PARAM_STRUCT(SpecRacePlan, ATTNBENCH_SPEC_RACE_PLAN)
+ATTNBENCH_PARAM_STRUCT(SpeculativeParams, ATTNBENCH_SPECULATIVE_FIELDS)
+ATTNBENCH_PARAM_STRUCT(SpeculativeRacePlan, ATTNBENCH_SPECULATIVE_RACE_PLAN)
 
 layout(binding = 0) readonly buffer Target { float target[]; };      // [P, K+1, V]
 layout(binding = 1) readonly buffer Draft { float draft[]; };        // [P, K, V]
@@ -45,8 +45,8 @@ layout(binding = 6) writeonly buffer EmittedDraft { int emitted_drafts[]; };  //
 layout(binding = 7) writeonly buffer SpanBest { uvec4 span_best[]; };  // [R, spans]: key bits, index, residual
 
 layout(push_constant) uniform Push {
-  SpecParams s;
-  SpecRacePlan plan;
+  SpeculativeParams s;
+  SpeculativeRacePlan plan;
 } pc;
 
 const uint NO_TOKEN = 0xffffffffu;
@@ -102,7 +102,7 @@ void main() {
   g_residual = residual;
   float best_key = ACC_NEG_INF;
   uint best = NO_TOKEN;
-  race_span(key, pc.s.race_stream, spec_race_first(row, K, drafts, V), x0, len, lane, TEAM, best_key, best);
+  race_span(key, pc.s.race_stream, speculative_race_first(row, K, drafts, V), x0, len, lane, TEAM, best_key, best);
   team_best(best_key, best);
 
   if (span == 0u) {

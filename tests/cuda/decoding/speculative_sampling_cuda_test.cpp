@@ -168,7 +168,7 @@ TEST_CASE("speculative_sampling cuda: the kernels draw the spec's Philox words, 
     CAPTURE(st.seed, st.rows, st.draft_len, st.vocab, st.span_tokens, st.lanes);
     const Case c = test::case_from_id(cat("speculative_sampling/batch=", st.rows, ",draft_len=", st.draft_len,
                                           ",vocab=", st.vocab, "/f32/s1"));
-    const decoding::SpecParams s = decoding::spec_params(c);
+    const decoding::SpeculativeParams s = decoding::speculative_params(c);
     const PhiloxStream accept(st.seed, decoding::kAcceptSite, kDomainDraws), race(st.seed, decoding::kRaceSite, kDomainDraws);
     std::vector<uint32_t> got_accept(static_cast<size_t>(st.rows) * st.draft_len);
     std::vector<uint32_t> got_race(static_cast<size_t>(st.rows) * (st.draft_len + 1) * st.vocab);

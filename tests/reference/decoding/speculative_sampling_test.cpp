@@ -67,7 +67,7 @@ double accept_chance(Sampler s, double p, double q) {
 
 // Outputs of a sampler on a case's inputs, drawing the spec's own uniforms.
 TensorMap simulate(const Case& c, const TensorMap& in, Sampler sampler) {
-  const SpecParams s = spec_params(c);
+  const SpeculativeParams s = speculative_params(c);
   const int64_t R = s.rows, K = s.draft_len;
   TensorMap out;
   HostTensor tokens("tokens", DType::i32, {R, K + 1}), emitted("emitted", DType::i32, {R});
@@ -192,7 +192,7 @@ TEST_CASE("speculative_sampling: every G-DIST pair emits p at every position (re
       const Case c = test::case_from_id(std::string("speculative_sampling/batch=3,draft_len=2,vocab=12,dist=") + dist +
                                         ",draft=" + draft + "/f32/s4");
       INFO(c.id());
-      const SpecParams s = spec_params(c);
+      const SpeculativeParams s = speculative_params(c);
       const TensorMap in = c.method->inputs(c);
       for (int64_t pr = 0; pr < 3; ++pr) {
         const Chain ch = chain_of(s, in, pr);
@@ -236,7 +236,7 @@ TEST_CASE("speculative_sampling: the reference passes its own STAT test", "[unit
 
 TEST_CASE("speculative_sampling: power twins are rejected at the suite's n and alpha", "[unit]") {
   const Case c = test::case_from_id(kStatCase);
-  const SpecParams s = spec_params(c);
+  const SpeculativeParams s = speculative_params(c);
   const TensorMap in = c.method->inputs(c);
   const Chain ch = chain_of(s, in, 0);
   const auto correct = sampler_cells(ch, Sampler::correct);
@@ -306,7 +306,7 @@ TEST_CASE("speculative_sampling: a sampler that ignores the boundary rule is cau
   // Accepting on u < bf16(p/q) changes decisions whose margin is far outside the 2ε boundary band
   // (up to 2^-9 relative): over the distribution case's 120000 tests some such decision occurs.
   const Case c = test::case_from_id(kStatCase);
-  const SpecParams s = spec_params(c);
+  const SpeculativeParams s = speculative_params(c);
   const TensorMap in = c.method->inputs(c);
   const Reference ref = c.method->reference(c, in);
   TensorMap coarse = test::reference_as_outputs(c, ref);

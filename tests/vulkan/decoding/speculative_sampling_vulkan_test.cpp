@@ -69,7 +69,7 @@ TEST_CASE("speculative_sampling's draws on Vulkan are the host's words and unifo
     const uint32_t invocations = std::max(n_accept, site.rows * (site.K + 1) * site.spans);
     be.dispatch(*k, push, (invocations + 63) / 64);
     be.synchronize();
-    decoding::SpecParams s{};
+    decoding::SpeculativeParams s{};
     s.rows = s.prob_rows = static_cast<int32_t>(site.row0 + site.rows);
     s.draft_len = static_cast<int32_t>(site.K);
     s.vocab = static_cast<int32_t>(site.V);
@@ -157,7 +157,7 @@ TEST_CASE("speculative_sampling vulkan: an all-zero residual races over p, which
 TEST_CASE("the speculative_sampling plans: narrow teams for small vocabularies, spans that fill the H200", "[unit]") {
   const DeviceLimits h200 = test::h200_limits();
   const auto plan = [](int64_t rows, int64_t K, int64_t V, const DeviceLimits& l) {
-    return vulkan::spec::plan_race({rows, rows, K, V, false}, l);
+    return vulkan::speculative::plan_race({rows, rows, K, V, false}, l);
   };
   // Distribution mode: 16 tokens are 5 Philox blocks, a team of 8 lanes per row.
   const auto dist = plan(40000, 3, 16, h200);
