@@ -32,5 +32,5 @@ function(attnbench_link_registered target)
 endfunction()
 
 # Harness and reference code generate inputs and draws: no fused multiply-adds, no fast-math, so
-# every preset and compiler produces the same bits (DESIGN.md §1).
+# every preset and compiler produces the same bits (docs/design.md "Layout").
 set(ATTNBENCH_EXACT_FP_FLAGS -ffp-contract=off -fno-fast-math)

@@ -1,4 +1,4 @@
-"""attnbench's attention inputs, regenerated bit for bit from a case id (DESIGN.md §4).
+"""attnbench's attention inputs, regenerated bit for bit from a case id (docs/design.md "Random numbers").
 
 Two implementations of the same recipe:
   * scalar, pure Python (exact: Python floats are IEEE doubles with no fused operations), for

@@ -1,4 +1,4 @@
-"""torch's scaled_dot_product_attention beside attnbench, on the same inputs (shared/ANCHORS.md §2).
+"""torch's scaled_dot_product_attention beside attnbench, on the same inputs (the shapes of suites/anchors.json).
 
 usage: python3 ci/anchors/torch_sdpa.py --results RESULTS.json --out ANCHORS.json
                                         [--backend cuda] [--reps 20] [--warmup 5]

@@ -319,7 +319,7 @@ void build_latency_plots(Leaderboard& lb, const std::vector<Rec>& recs) {
   }
 }
 
-// Quality figures of METHODS.md family B's standard evaluation, plotted wherever records carry them.
+// The KV family's quality figures (reference/kvcomp/compacted_cache.h), plotted wherever records carry them.
 constexpr const char* kKvBytesKey = "kv_bytes_kept";
 const std::vector<std::string> kFidelityKeys = {"attn_recall", "out_rel_l2"};
 

@@ -139,7 +139,7 @@ std::vector<std::string> runnable_variants(const Case& c, const Lane& lane, cons
   return out;
 }
 
-// The parent builds a missing reference before a worker needs it (DESIGN.md §6), so a crashing
+// The parent builds a missing reference before a worker needs it (docs/design.md "Running"), so a crashing
 // impl never costs the reference, and a worker's timeout never counts the reference's time. A
 // cached case costs the parent nothing (the worker generates the inputs it runs on anyway).
 void ensure_reference(const Case& c, const ReferenceCache& cache) {

@@ -1,5 +1,5 @@
 // gqa — grouped-query attention, q_heads/kv_heads query heads share each KV head.
-// Catalog: A-GQA (METHODS.md). Paper: Ainslie et al. 2023, GQA: Training Generalized Multi-Query Transformer Models.
+// Catalog: A-GQA. Paper: Ainslie et al. 2023, GQA: Training Generalized Multi-Query Transformer Models.
 // Math and layout: attention_common.h (PRIM-ATTN) with g(h) = floor(h·kv_heads/q_heads); measured against mha.
 #include "attention_spec.h"
 

@@ -1,5 +1,5 @@
 // mha — exact multi-head attention, one KV head per query head.
-// Catalog: A-MHA (METHODS.md). Paper: Vaswani et al. 2017, Attention Is All You Need.
+// Catalog: A-MHA. Paper: Vaswani et al. 2017, Attention Is All You Need.
 // Math and layout: attention_common.h (PRIM-ATTN). The baseline of mqa and gqa.
 #include "attention_spec.h"
 

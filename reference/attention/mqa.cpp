@@ -1,5 +1,5 @@
 // mqa — multi-query attention, every query head reads one shared KV head.
-// Catalog: A-MQA (METHODS.md). Paper: Shazeer 2019, Fast Transformer Decoding: One Write-Head is All You Need.
+// Catalog: A-MQA. Paper: Shazeer 2019, Fast Transformer Decoding: One Write-Head is All You Need.
 // Math and layout: attention_common.h (PRIM-ATTN) with kv_heads = 1; measured against mha.
 #include "attention_spec.h"
 

@@ -1,4 +1,4 @@
-// G-DIST (METHODS.md §4): synthetic target/draft distribution pairs for samplers and speculative
+// G-DIST (the decoding family's generator): synthetic target/draft distribution pairs for samplers and speculative
 // verification, deterministic from the case seed (input domain), built from + − × ÷ √ only so
 // every machine generates the same bits.
 //

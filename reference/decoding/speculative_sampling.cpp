@@ -1,5 +1,5 @@
 // speculative_sampling — chain verification of K draft tokens by modified rejection sampling.
-// Catalog: C-SPECSAMP (METHODS.md). Papers: Chen et al. 2023, Accelerating Large Language Model
+// Catalog: C-SPECSAMP. Papers: Chen et al. 2023, Accelerating Large Language Model
 // Decoding with Speculative Sampling; Leviathan et al. 2023. Interface after FlashInfer's
 // chain_speculative_sampling.
 //

@@ -1,4 +1,4 @@
-// The distribution mode of speculative_sampling (DESIGN.md §5 STAT), shared by its check, its
+// The distribution mode of speculative_sampling (docs/design.md "Checks"), shared by its check, its
 // quality figures and the power twins in tests.
 //
 // Cells of output position t ∈ [0, K]: token x ∈ [0, V) emitted at t, and one more cell, "nothing

@@ -1,4 +1,4 @@
-// G-KV (METHODS.md §0.5): synthetic but structured queries, keys and values for KV-cache
+// G-KV (the KV family's generator): synthetic but structured queries, keys and values for KV-cache
 // compression methods. With i.i.d. Gaussian keys every token looks alike and no scorer can be told
 // apart from another; this generator plants what real caches have.
 //

@@ -1,5 +1,5 @@
 // snapkv — observation-window voting with pooling: one-shot KV-cache compression after prefill.
-// Catalog: B-SNAPKV (METHODS.md). Paper: Li et al. 2024, SnapKV: LLM Knows What You are Looking for
+// Catalog: B-SNAPKV. Paper: Li et al. 2024, SnapKV: LLM Knows What You are Looking for
 // Before Generation. Cross-checked against kvpress's SnapKVPress and HeadKV's snapkv_utils.
 //
 // Semantics (spec_version 1), per sequence b and KV head g, with T = kv_len, w = obs_window,

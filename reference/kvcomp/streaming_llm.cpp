@@ -1,5 +1,5 @@
 // streaming_llm — attention sinks plus a recent window: one-shot KV-cache compression after
-// prefill that looks at positions only. Catalog: B-STREAMINGLLM (METHODS.md). Paper: Xiao et al.
+// prefill that looks at positions only. Catalog: B-STREAMINGLLM. Paper: Xiao et al.
 // 2024, Efficient Streaming Language Models with Attention Sinks. Cross-checked against kvpress's
 // StreamingLLMPress.
 //

@@ -1,4 +1,4 @@
-// Case ids (DESIGN.md §2): every id of every suite formats and parses back to the same case.
+// Case ids (docs/design.md "Cases and their ids"): every id of every suite formats and parses back to the same case.
 #include <catch2/catch.hpp>
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-// DESIGN.md §9's per-backend caps on suites/ci.json, enforced over the suite's total work (no
+// The per-backend caps on suites/ci.json (docs/design.md "Tests and CI"), enforced over the suite's total work (no
 // timing here): the CPU check within 60 s, a lavapipe check within 2 minutes, on the CI machine
 // (2 cores), with a cold reference cache. A case added to ci.json that would break a cap fails
 // this test with the breakdown, before it slows every CI run.

@@ -1,4 +1,4 @@
-// The execution pipeline's own checks (DESIGN.md §3, §5), with a toy ragged method and impls that
+// The execution pipeline's own checks (docs/design.md "Contracts", "Checks"), with a toy ragged method and impls that
 // misbehave on purpose: each fault must fail the case with the right message, and the correct
 // impl must pass. Also: an impl's runtime error becomes an `error` row.
 #include <catch2/catch.hpp>

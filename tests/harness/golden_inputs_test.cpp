@@ -1,4 +1,4 @@
-// Golden input hashes (DESIGN.md §4): every case of the committed suites generates inputs whose
+// Golden input hashes (docs/design.md "Random numbers"): every case of the committed suites generates inputs whose
 // hash is recorded in suites/golden/<suite>.inputs.json, so a change that alters generated inputs
 // (a generator, a stream name, a rounding) is caught on every machine.
 //

@@ -1,4 +1,4 @@
-// Nothing registered may be dropped by the linker (DESIGN.md §1): the registry of the test binary
+// Nothing registered may be dropped by the linker (docs/design.md "Layout"): the registry of the test binary
 // and of the attnbench executable hold exactly the methods, backends and impls whose registration
 // lines are in the source tree (plus tests/fault in the test binary). Run in the release build,
 // where --as-needed would drop a registrar-only library.

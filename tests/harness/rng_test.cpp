@@ -1,4 +1,4 @@
-// Philox4x32-10 against Random123's known answers, and the stream conventions of DESIGN.md §4.
+// Philox4x32-10 against Random123's known answers, and the stream conventions of docs/design.md "Random numbers".
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// Suite expansion (DESIGN.md §2): products, zip, {"values": ...}, skipped products, and the
+// Suite expansion (docs/design.md "Cases and their ids"): products, zip, {"values": ...}, skipped products, and the
 // errors that stop a run before any case (exit 2).
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Runs that survive their impls (DESIGN.md §6): a suite mixing fault injections with real cases,
+// Runs that survive their impls (docs/design.md "Running"): a suite mixing fault injections with real cases,
 // in worker processes. Every real case passes; every fault gets exactly its status.
 #include <catch2/catch.hpp>
 

@@ -5,7 +5,7 @@
 
 namespace attnbench::test {
 
-// The limits the NVIDIA driver reports for an H200 (ANCHORS.md §1): subgroup 32, 48 KiB shared,
+// The limits the NVIDIA driver reports for an H200 (as the GPU machine's vulkaninfo shows): subgroup 32, 48 KiB shared,
 // cooperative matrices, 132 SMs.
 inline DeviceLimits h200_limits() {
   DeviceLimits l;

@@ -1,4 +1,4 @@
-// The tracked allocator every impl allocates through (DESIGN.md §3).
+// The tracked allocator every impl allocates through (docs/design.md "Contracts").
 //
 // Each buffer is one raw allocation laid out as [guard | user bytes | guard]. Guards are filled
 // with a fixed pattern when allocated and compared after each run (check_guards), so a write

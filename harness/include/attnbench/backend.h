@@ -1,4 +1,4 @@
-// The backend contract (DESIGN.md §3, STYLE.md §1): what every backend provides. The harness
+// The backend contract (docs/design.md "Contracts"): what every backend provides. The harness
 // core names none of them; backends register themselves with ATTNBENCH_BACKEND.
 //
 // A backend owns one device and one stream of work: a tracked allocator (guard regions, current

@@ -1,4 +1,4 @@
-// Cases and their ids (DESIGN.md §2). One normative grammar, used in filters, results, dumps,
+// Cases and their ids (docs/design.md "Cases and their ids"). One normative grammar, used in filters, results, dumps,
 // caches and leaderboards:
 //
 //   method[/phase]/k=v,k=v,…/dtype/s<seed>

@@ -1,4 +1,4 @@
-// The check classes (DESIGN.md §5) as functions a method's check() composes. Thresholds and
+// The check classes (docs/design.md "Checks") as functions a method's check() composes. Thresholds and
 // their derivations: docs/methodology.md.
 //
 //   TOL    floats:   err_impl ≤ 2·err_baseline + floor, err = max-abs against fp64

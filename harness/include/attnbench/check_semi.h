@@ -1,4 +1,4 @@
-// SEMI check class (DESIGN.md §5; derivation in docs/methodology.md "SET, SEMI and STAT"): sampled
+// SEMI check class (docs/design.md "Checks"; derivation in docs/methodology.md "SET, SEMI and STAT"): sampled
 // tokens and accept/reject decisions, equal to the reference's except at boundary events.
 //
 // Impls and the reference draw the same uniforms (rng.h), so their decisions agree unless a

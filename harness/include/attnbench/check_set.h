@@ -1,4 +1,4 @@
-// SET check class (DESIGN.md §5; derivation in docs/methodology.md "SET, SEMI and STAT"): index
+// SET check class (docs/design.md "Checks"; derivation in docs/methodology.md "SET, SEMI and STAT"): index
 // sets that a method selects by score, and outputs gathered at those indices.
 //
 //   check_set     the impl's kept set of each row equals the reference's, except exchanges between

@@ -1,4 +1,4 @@
-// STAT check class (DESIGN.md §5; derivation in docs/methodology.md "SET, SEMI and STAT"):
+// STAT check class (docs/design.md "Checks"; derivation in docs/methodology.md "SET, SEMI and STAT"):
 // distribution tests of what an impl samples.
 //
 // A method in distribution mode runs n independent rows and tests the counts of each outcome

@@ -1,5 +1,5 @@
 // `attnbench compare A.json B.json` and `attnbench merge`: two runs compared with statistics
-// instead of eyeballing, and shard results joined into one file (DESIGN.md §10).
+// instead of eyeballing, and shard results joined into one file (docs/design.md "Beyond one machine").
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Running one impl on one case (DESIGN.md §3, §6): the sequence every backend and method goes
+// Running one impl on one case (docs/design.md "Contracts", "Running"): the sequence every backend and method goes
 // through, in one place.
 //
 //   allocate inputs and declared outputs (tracked) → prepare (shapes only) → upload inputs →

@@ -1,4 +1,4 @@
-// The impl contract (DESIGN.md §3): how one backend does one method, registered next to its
+// The impl contract (docs/design.md "Contracts"): how one backend does one method, registered next to its
 // code as (method, backend, variant), e.g. ATTNBENCH_IMPL(CpuAttention, "gqa", "cpu", "blocked").
 //
 // Life of an impl for one case, driven by the harness (harness/src/execute.cpp):

@@ -1,5 +1,5 @@
 // Input generation helpers for method specs. Element n of a tensor named "x" comes from element
-// n of PhiloxStream(seed, "x", kDomainInputs) (DESIGN.md §4), whatever the thread count, and is
+// n of PhiloxStream(seed, "x", kDomainInputs) (docs/design.md "Random numbers"), whatever the thread count, and is
 // rounded once to the tensor's dtype.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The leaderboard (DESIGN.md §7): `attnbench leaderboard RESULTS... [--out DIR]` reads results
+// The leaderboard (docs/design.md "Results"): `attnbench leaderboard RESULTS... [--out DIR]` reads results
 // files (several machines, several backends) and writes leaderboard.md and a self-contained
 // leaderboard.html (inline CSS, JS and SVG; nothing fetched).
 //
@@ -22,8 +22,9 @@
 //   * Plots (HTML): median latency against the `kv_len` parameter per backend/variant for every
 //     method and phase timed at ≥ 2 kv lengths (the series of cases that differ only in kv_len
 //     with the most points); fidelity (quality `attn_recall`, `out_rel_l2`) against quality
-//     `kv_bytes_kept` (METHODS.md family B's standard figures) for every method whose records
-//     carry them; and a method × backend support matrix coloured by status.
+//     `kv_bytes_kept` (the KV family's quality figures, reference/kvcomp/compacted_cache.h) for
+//     every method whose records carry them; and a method × backend support matrix coloured by
+//     status.
 #pragma once
 
 #include <map>

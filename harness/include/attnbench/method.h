@@ -1,4 +1,4 @@
-// The method spec contract (DESIGN.md §3): what a method IS, defined once in reference/ and
+// The method spec contract (docs/design.md "Contracts"): what a method IS, defined once in reference/ and
 // shared by every backend. The harness drives every method through this interface and never
 // names one.
 //
@@ -58,7 +58,7 @@ struct MethodInfo {
   std::string name;             // "gqa"
   std::string family;           // "attention" | "kvcomp" | "decoding" | "fault"
   std::string summary;          // one line
-  std::string catalog_id;       // METHODS.md id, "A-GQA"
+  std::string catalog_id;       // the method catalog's id, "A-GQA" (docs/methods.md)
   std::string paper;            // short citation
   int spec_version = 1;         // bump when a default or a semantic changes
   std::vector<std::string> phases;  // empty: the id has no phase segment
@@ -122,7 +122,7 @@ class Method {
   // independent slices with each slice sequential, so the thread count changes no bit.
   virtual Reference reference(const Case& c, const TensorMap& inputs) const = 0;
   // Compares the impl's outputs with the reference, one OutputCheck per declared output. The
-  // default checks TOL outputs by the gate of DESIGN.md §5 and EXACT outputs by equality;
+  // default checks TOL outputs by the gate of docs/design.md "Checks" and EXACT outputs by equality;
   // methods with SET, SEMI or STAT outputs override it (and may call the default for the rest).
   virtual CheckReport check(const Case& c, const TensorMap& inputs, const Reference& ref,
                             const TensorMap& got) const;

@@ -3,8 +3,8 @@
 // A method declares its parameters once (name, type, default, bounds, one line of meaning) in
 // schema order, plus cross-field rules written as text the user can read. Suites, case ids and
 // the CLI all go through the same schema, so a value is parsed, defaulted and validated in one
-// place. Shared names (DESIGN.md §2): batch, q_heads, kv_heads, head_dim, q_len, kv_len, causal,
-// window, obs_window, budget, vocab, draft_len, draws.
+// place. Shared names (docs/design.md "Cases and their ids"): batch, q_heads, kv_heads, head_dim,
+// q_len, kv_len, causal, window, obs_window, budget, vocab, draft_len, draws.
 #pragma once
 
 #include <cstdint>

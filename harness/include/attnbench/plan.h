@@ -1,5 +1,5 @@
 // What a run will do, decided before any case runs: the suite's cases after --filter and
-// --shard, plus each case's related cases (its baseline and companions, DESIGN.md §3) so the
+// --shard, plus each case's related cases (its baseline and companions, docs/design.md "Contracts") so the
 // leaderboard can join them; or, for --rerun, the cases recorded in a results file.
 #pragma once
 

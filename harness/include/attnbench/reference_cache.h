@@ -1,4 +1,4 @@
-// The on-disk cache of fp64 references (DESIGN.md §6): the parent builds each missing reference
+// The on-disk cache of fp64 references (docs/design.md "Running"): the parent builds each missing reference
 // once; workers read it. Keyed by case id, spec_version and the commit, and checked against the
 // input hash, so a changed generator, default or semantic can never be served a stale reference.
 // A sampled (model-sized) reference stores only its checked rows.

@@ -1,4 +1,4 @@
-// The results file (DESIGN.md §7, results/README.md): a superset of Google Benchmark's JSON
+// The results file (docs/design.md "Results", results/README.md): a superset of Google Benchmark's JSON
 // (`context` + `benchmarks`), so Google Benchmark's compare.py reads it.
 //
 // Rows are named <case id>/<backend>/<variant>. A timed row gives one `iteration` row per

@@ -1,4 +1,4 @@
-// Random numbers, normative (DESIGN.md §4): one generator, Philox4x32-10, for inputs and for
+// Random numbers, normative (docs/design.md "Random numbers"): one generator, Philox4x32-10, for inputs and for
 // every random choice a method makes.
 //
 //   key     = (seed low 32 bits, seed high 32 bits)

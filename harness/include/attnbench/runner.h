@@ -1,6 +1,6 @@
 // `attnbench run` and `attnbench check`: plan the cases, then run each backend's cases (in a
 // worker process, or in-process with --no-isolate), journaling every row; write the results file
-// and print a summary. Exit codes (DESIGN.md §6): 0 when every row is pass, unsupported or
+// and print a summary. Exit codes (docs/design.md "Running"): 0 when every row is pass, unsupported or
 // skipped; 1 when any is fail, error, crashed or timeout; 2 for bad input found before any case
 // runs; 3 when a requested backend is compiled in but unavailable; 128+signal when interrupted
 // (the journal and a valid partial results file remain; --resume completes the run).

@@ -1,4 +1,4 @@
-// Suites: JSON files of cases (DESIGN.md §2), validated against suites/suite.schema.json (which
+// Suites: JSON files of cases (docs/design.md "Cases and their ids"), validated against suites/suite.schema.json (which
 // is embedded in the binary) and expanded into concrete cases.
 //
 //   {"name": "smoke", "cases": [

@@ -1,4 +1,4 @@
-// Worker processes (DESIGN.md §6): each backend's cases run in a child `attnbench worker` (the
+// Worker processes (docs/design.md "Running"): each backend's cases run in a child `attnbench worker` (the
 // same binary, a hidden verb), so a kernel that crashes, aborts or hangs costs one row, not the run.
 //
 // The child is spawned in a process group of its own (a timeout kills the whole group), reads one

@@ -16,7 +16,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Two arrays of this size: far beyond any L3, as in ANCHORS.md §1b.
+// Two arrays of this size: far beyond any L3, as the stream benchmarks do.
 constexpr size_t kCopyBytes = size_t{256} << 20;
 
 double copy_bytes_per_s(ThreadPool& pool) {

@@ -1,4 +1,4 @@
-// In-run ceilings of the CPU (DESIGN.md §3): copy bandwidth (bytes read + written) over arrays
+// In-run ceilings of the CPU (docs/design.md "Contracts"): copy bandwidth (bytes read + written) over arrays
 // far larger than the caches, and the fp32 FMA rate of the dispatched ISA on every thread.
 #pragma once
 

@@ -1,4 +1,4 @@
-// CUDA errors as attnbench errors (STYLE.md §9). Every runtime call that can fail goes through
+// CUDA errors as attnbench errors (harness/include/attnbench/error.h). Every runtime call that can fail goes through
 // ATTNBENCH_CUDA_CHECK, which throws a BackendError naming the call, file:line and the error:
 //
 //   cuda: cudaMemcpyAsync(...) failed at impls/cuda/runtime/cuda_backend.cpp:120:

@@ -1,4 +1,4 @@
-// Philox4x32-10 on the device, bit-identical to harness/src/rng.cpp (DESIGN.md §4):
+// Philox4x32-10 on the device, bit-identical to harness/src/rng.cpp (docs/design.md "Random numbers"):
 //   key = (seed low, seed high), counter = (index low, index high, stream, domain),
 //   word n of a stream = word n mod 4 of the block at index n div 4,
 //   a method's draw n is the fp32 uniform (w_n >> 8)·2^-24.

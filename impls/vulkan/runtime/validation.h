@@ -1,4 +1,4 @@
-// Validation (DESIGN.md §8): with vulkan.validation=1 (ATTNBENCH_VULKAN_VALIDATION=1, which the
+// Validation (docs/design.md "Backends"): with vulkan.validation=1 (ATTNBENCH_VULKAN_VALIDATION=1, which the
 // project's Vulkan tests set) the instance enables the Khronos validation layer with
 // synchronization validation, and a VK_EXT_debug_utils messenger collects every warning and error.
 //

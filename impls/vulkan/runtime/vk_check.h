@@ -1,4 +1,4 @@
-// Vulkan errors become BackendError (STYLE.md §9): the harness turns them into an `error` row
+// Vulkan errors become BackendError (harness/include/attnbench/error.h): the harness turns them into an `error` row
 // naming the call and the VkResult, out-of-memory included, and the run goes on.
 //   ATTNBENCH_VK_CHECK(vk.vkAllocateMemory(...));
 //   -> "vulkan: vkAllocateMemory failed: VK_ERROR_OUT_OF_DEVICE_MEMORY (vulkan_allocator.cpp:57)"

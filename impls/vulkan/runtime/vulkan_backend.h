@@ -1,4 +1,4 @@
-// The Vulkan backend (DESIGN.md §3, §8): Device (instance, device choice, capabilities), Stream
+// The Vulkan backend (docs/design.md "Contracts", "Backends"): Device (instance, device choice, capabilities), Stream
 // (ordered command recording, submission, staging transfers, timestamps), a tracked allocator,
 // cached pipelines and bound pipelines, and the peaks probe.
 //

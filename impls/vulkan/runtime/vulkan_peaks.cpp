@@ -1,4 +1,4 @@
-// In-run ceilings of the Vulkan device (DESIGN.md §3), timed with the backend's own timestamps:
+// In-run ceilings of the Vulkan device (docs/design.md "Contracts"), timed with the backend's own timestamps:
 //  - copy: a shader copying one buffer into another in 16-byte words, bytes read + written,
 //    over buffers far larger than any cache (256 MiB each where the device binds that much);
 //  - flops: eight independent vec4 FMA chains per invocation, 2 flops per FMA lane.

@@ -1,4 +1,4 @@
-// Philox4x32-10 in GLSL, bit-identical to harness/src/rng.cpp (DESIGN.md §4):
+// Philox4x32-10 in GLSL, bit-identical to harness/src/rng.cpp (docs/design.md "Random numbers"):
 //   key = (seed low 32 bits, seed high 32 bits); counter = (index low, index high, stream, domain)
 //   word n of a stream = word n mod 4 of the block at index n div 4
 //   a method's uniform u_n = (w_n >> 8)·2^-24

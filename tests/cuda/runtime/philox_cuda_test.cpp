@@ -1,4 +1,4 @@
-// Philox4x32-10 on the CUDA device against the CPU's (DESIGN.md §4): the first words and fp32
+// Philox4x32-10 on the CUDA device against the CPU's (docs/design.md "Random numbers"): the first words and fp32
 // uniforms of device-generated streams must equal harness/src/rng.cpp's, bit for bit.
 //
 // The device side is impls/cuda/runtime/philox_words.cu, reached with dlsym so this file builds

@@ -1,4 +1,4 @@
-// The CLI's contract with its users (DESIGN.md §6): bad input is one line and exit 2, an
+// The CLI's contract with its users (docs/design.md "Running"): bad input is one line and exit 2, an
 // unavailable backend is exit 3, and two runs give identical hashes.
 #include <catch2/catch.hpp>
 

@@ -39,7 +39,7 @@ int64_t race_fp64(uint64_t seed, uint64_t first, const std::vector<double>& w) {
   return token;
 }
 
-// Samplers: the spec's, and the wrong ones the STAT test must reject (DESIGN.md §5).
+// Samplers: the spec's, and the wrong ones the STAT test must reject (docs/design.md "Checks").
 enum class Sampler { correct, ignore_q, residual_q_minus_p, bonus_from_last_draft, continue_after_reject };
 const char* name_of(Sampler s) {
   switch (s) {
