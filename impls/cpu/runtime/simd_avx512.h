@@ -1,5 +1,5 @@
 // 16-lane fp32 vectors (AVX-512 F/BW/VL/DQ). Only translation units compiled with those flags
-// include this header; callers reach them through runtime dispatch (cpu_backend.h best_isa()).
+// include this header; callers reach them through runtime dispatch (runtime/isa.h).
 #pragma once
 
 #include <immintrin.h>

@@ -1,4 +1,4 @@
-// The C entry points that tests reach with dlsym (philox_words.cu, kvcomp/snapkv_cuda.cu,
+// The C entry points that tests reach with dlsym (philox_words.cu, kvcomp/kv_stages.cu,
 // decoding/speculative_sampling_cuda.cu) return 0, or −1 with the CUDA error in err.
 #pragma once
 

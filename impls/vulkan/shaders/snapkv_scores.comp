@@ -16,7 +16,8 @@
 //           recomputed over the prefix keys, P = e^(s − m)/l goes to shared memory, and each
 //           (head, key) column is summed over the block's window rows in a fixed order:
 //           a_part[(b, h), segment, j] (segments: blocks of WB window queries when the window is
-//           longer than a block). snapkv_pool adds the segments and divides by obs_window.
+//           longer than a block). The family's pooling stage (kv_pool.comp) adds the segments and
+//           divides by obs_window.
 // Every sum has a fixed order, so results do not depend on scheduling (the harness reruns the
 // case and compares kept_idx bit for bit).
 #extension GL_GOOGLE_include_directive : require
