@@ -3,7 +3,7 @@
 // share KV heads:
 //   g(h) = floor(h / G), G = q_heads / kv_heads   (mha: kv_heads = q_heads; mqa: kv_heads = 1)
 //
-// Canonical layout and semantics (docs/design.md "Canonical layouts"):
+// Canonical layout and semantics (docs/design.md "Contracts", canonical layouts):
 //   q      [batch, q_heads, q_len, head_dim]        case dtype
 //   k, v   [batch, kv_heads, kv_cap, head_dim]      case dtype, NaN beyond the row's length
 //   kv_len [batch] i32, or [batch, kv_heads] with head_lengths (each KV head its own length:
