@@ -72,6 +72,15 @@ TensorMap reference_as_outputs(const Case& c, const Reference& ref) {
   return out;
 }
 
+std::vector<int64_t> kept_tokens(const TensorMap& t, int64_t row) {
+  const HostTensor& idx = t.at("kept_idx");
+  const int64_t capacity = idx.shape().back(), n = static_cast<int64_t>(t.at("kept_len").get(row));
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(static_cast<int64_t>(idx.get(row * capacity + i)));
+  for (int64_t i = n; i < capacity; ++i) CHECK(idx.get(row * capacity + i) == -1);
+  return out;
+}
+
 std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector<std::pair<std::string, std::string>>& options) {
   const BackendEntry* e = registry().find_backend(name);
   if (!e) {

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attnbench/backend.h"
 #include "attnbench/cases.h"
@@ -35,6 +36,10 @@ Case case_from_id(const std::string& id);
 // The reference's declared outputs converted to their declared dtypes, as an impl would return
 // them (check-only tensors left out): the starting point of tests that perturb outputs.
 TensorMap reference_as_outputs(const Case& c, const Reference& ref);
+
+// Row `row` of a compacted cache's kept_idx (kvcomp): its first kept_len entries, the pad beyond
+// them checked to be −1.
+std::vector<int64_t> kept_tokens(const TensorMap& t, int64_t row);
 
 // A fresh backend with options set ("isa" -> "avx2"), or exit 77 when it is unavailable.
 std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector<std::pair<std::string, std::string>>& options);

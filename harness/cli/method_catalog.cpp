@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "attnbench/cases.h"
+#include "attnbench/markdown.h"
 #include "attnbench/registry.h"
 #include "verbs.h"
 
@@ -20,16 +21,6 @@ std::string source_root() {
   const size_t n = std::strlen(tail);
   if (self.size() >= n && self.compare(self.size() - n, n, tail) == 0) return self.substr(0, self.size() - n);
   return "";
-}
-
-std::string cell(const std::string& s) {  // a table cell: pipes escaped, no line breaks
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
 }
 
 std::string code(const std::string& s) { return s.empty() ? "" : "`" + s + "`"; }
@@ -121,8 +112,8 @@ void method_section(std::ostream& o, const Method& m, const std::vector<std::str
   o << "#### Parameters\n\n";
   o << "| name | type | default | bounds / choices | meaning |\n|---|---|---|---|---|\n";
   for (const ParamSpec& p : schema.specs())
-    o << "| `" << p.name << "` | " << param_type_name(p.type) << " | " << cell(default_str(p)) << " | " << cell(bounds_str(p))
-      << " | " << cell(p.doc) << " |\n";
+    o << "| `" << p.name << "` | " << param_type_name(p.type) << " | " << markdown_cell(default_str(p)) << " | " << markdown_cell(bounds_str(p))
+      << " | " << markdown_cell(p.doc) << " |\n";
   o << "\n";
   if (!schema.rules().empty()) {
     o << "Rules:\n\n";
@@ -161,7 +152,7 @@ void method_section(std::ostream& o, const Method& m, const std::vector<std::str
       follows = i < per_dtype[k].size() && per_dtype[k][i].dtype == info.dtypes[k];
     o << "| `" << d.name << "`" << (d.check_only ? " (check-only)" : "") << " | "
       << (follows ? std::string("case dtype") : std::string(dtype_name(d.dtype))) << " | " << check_class_name(d.cls) << " | "
-      << cell(layout_str(d)) << " | " << cell(d.doc) << " |\n";
+      << markdown_cell(layout_str(d)) << " | " << markdown_cell(d.doc) << " |\n";
   }
   o << "\n";
 

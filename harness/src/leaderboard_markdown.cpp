@@ -5,35 +5,9 @@
 
 #include "attnbench/error.h"
 #include "attnbench/leaderboard.h"
+#include "attnbench/markdown.h"
 
 namespace attnbench {
-
-namespace {
-
-// A cell's text inside a Markdown table: no pipes, no line breaks.
-std::string md(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
-
-std::string row(const std::vector<std::string>& cells) {
-  std::string s = "|";
-  for (const auto& c : cells) s += " " + md(c) + " |";
-  return s + "\n";
-}
-
-std::string rule(size_t n) {
-  std::string s = "|";
-  for (size_t i = 0; i < n; ++i) s += "---|";
-  return s + "\n";
-}
-
-}  // namespace
 
 std::string leaderboard_markdown(const Leaderboard& lb) {
   std::ostringstream o;
@@ -59,7 +33,7 @@ std::string leaderboard_markdown(const Leaderboard& lb) {
     o << "### " << sec.device << " · " << sec.dtype << "\n\n";
     std::vector<std::string> head;
     for (const auto& c : sec.columns) head.push_back(c.title);
-    o << row(head) << rule(head.size());
+    o << markdown_row(head) << markdown_rule(head.size());
     size_t backend = 0, status = 0;
     for (size_t k = 0; k < sec.columns.size(); ++k) {
       if (sec.columns[k].key == "backend") backend = k;
@@ -69,7 +43,7 @@ std::string leaderboard_markdown(const Leaderboard& lb) {
     for (const auto& cells : sec.rows) {
       std::vector<std::string> texts;
       for (const auto& c : cells) texts.push_back(c.text);
-      o << row(texts);
+      o << markdown_row(texts);
       const LbCell& st = cells[status];
       if (st.cls != "pass" && !st.title.empty())
         notes.push_back(cat(cells[0].text, " on ", cells[backend].text, ": ", st.text, " — ", st.title));
@@ -78,7 +52,7 @@ std::string leaderboard_markdown(const Leaderboard& lb) {
     for (const auto& [what, id] : sec.cases) o << "- " << what << ": `" << id << "`\n";
     if (!notes.empty()) {
       o << "\nNot passing, or noisy:\n";
-      for (const auto& n : notes) o << "- " << md(n) << "\n";
+      for (const auto& n : notes) o << "- " << markdown_cell(n) << "\n";
     }
     o << "\n";
   }
@@ -99,14 +73,14 @@ std::string leaderboard_markdown(const Leaderboard& lb) {
   o << "## Support matrix\n\nRows of each method on each backend, by status.\n\n";
   std::vector<std::string> head = {"method"};
   for (const auto& c : lb.matrix.columns) head.push_back(c);
-  o << row(head) << rule(head.size());
+  o << markdown_row(head) << markdown_rule(head.size());
   for (size_t m = 0; m < lb.matrix.methods.size(); ++m) {
     std::vector<std::string> cells = {lb.matrix.methods[m]};
     for (size_t c = 0; c < lb.matrix.columns.size(); ++c) {
       auto it = lb.matrix.cells.find({m, c});
       cells.push_back(it == lb.matrix.cells.end() ? "not run" : lb::matrix_cell_text(it->second));
     }
-    o << row(cells);
+    o << markdown_row(cells);
   }
   o << "\n";
   for (size_t c = 0; c < lb.matrix.columns.size(); ++c) o << "- " << lb.matrix.columns[c] << ": " << lb.matrix.column_help[c] << "\n";

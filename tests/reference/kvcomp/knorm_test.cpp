@@ -17,13 +17,6 @@ Case knorm_case(const std::string& params, const std::string& dtype = "f32", uin
   return test::case_from_id("knorm/" + params + "/" + dtype + "/s" + std::to_string(seed));
 }
 
-std::vector<int64_t> kept_row(const Reference& ref, int64_t row, int64_t capacity) {
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < static_cast<int64_t>(ref.tensors.at("kept_len").get(row)); ++i)
-    out.push_back(static_cast<int64_t>(ref.tensors.at("kept_idx").get(row * capacity + i)));
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("knorm: score = -|k|, the smallest norms kept, ties to the smaller index", "[unit]") {
@@ -37,7 +30,7 @@ TEST_CASE("knorm: score = -|k|, the smallest norms kept, ties to the smaller ind
   const Reference ref = c.method->reference(c, in);
   CHECK(ref.tensors.at("scores").get(0) == -5.0);
   CHECK(ref.tensors.at("scores").get(5) == 0.0);
-  CHECK(kept_row(ref, 0, 3) == std::vector<int64_t>{1, 3, 5});
+  CHECK(test::kept_tokens(ref.tensors, 0) == std::vector<int64_t>{1, 3, 5});
   CHECK(c.method->check(c, in, ref, test::reference_as_outputs(c, ref)).pass());
 }
 
@@ -48,14 +41,14 @@ TEST_CASE("knorm: budget >= kv_len keeps everything; G-KV's sinks are what it ev
   for (int64_t r = 0; r < 4; ++r) {
     std::vector<int64_t> want(20);
     for (int64_t j = 0; j < 20; ++j) want[j] = j;
-    CHECK(kept_row(ref, r, 30) == want);
+    CHECK(test::kept_tokens(ref.tensors, r) == want);
   }
   CHECK(all.method->quality(all, in, test::reference_as_outputs(all, ref))["compression_ratio"] == 1.0);
   // G-KV's sinks have large keys: the lowest scores, never kept at 8x.
   const Case c = knorm_case("batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=1024,budget=128,n_future=4");
   const Reference r8 = c.method->reference(c, c.method->inputs(c));
   for (int64_t row = 0; row < 2; ++row)
-    for (int64_t j : kept_row(r8, row, 128)) CHECK(j >= 4);
+    for (int64_t j : test::kept_tokens(r8.tensors, row)) CHECK(j >= 4);
 }
 
 TEST_CASE("knorm: the SET check fails a kept index swapped for the lowest-scored token", "[unit]") {
@@ -69,7 +62,7 @@ TEST_CASE("knorm: the SET check fails a kept index swapped for the lowest-scored
   int64_t lowest = 0;
   for (int64_t j = 1; j < T; ++j)
     if (scores.get(row * T + j) < scores.get(row * T + lowest)) lowest = j;
-  std::vector<int64_t> kept = kept_row(ref, row, budget);
+  std::vector<int64_t> kept = test::kept_tokens(ref.tensors, row);
   kept.back() = lowest;
   std::sort(kept.begin(), kept.end());
   for (int64_t i = 0; i < budget; ++i) {
@@ -105,6 +98,6 @@ TEST_CASE("knorm keeps what kvpress's KnormPress keeps at its compression ratio"
     std::vector<int64_t> want;
     for (int64_t i = 0; i < budget; ++i) want.push_back(by_norm[i].second);
     std::sort(want.begin(), want.end());
-    CHECK(kept_row(ref, 0, budget) == want);
+    CHECK(test::kept_tokens(ref.tensors, 0) == want);
   }
 }

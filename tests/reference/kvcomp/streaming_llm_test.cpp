@@ -18,21 +18,13 @@ Case streaming_case(const std::string& params, const std::string& dtype = "f32",
   return test::case_from_id("streaming_llm/" + params + "/" + dtype + "/s" + std::to_string(seed));
 }
 
-std::vector<int64_t> kept_row(const Reference& ref, int64_t row, int64_t budget) {
-  std::vector<int64_t> out;
-  const auto n = static_cast<int64_t>(ref.tensors.at("kept_len").get(row));
-  for (int64_t i = 0; i < n; ++i) out.push_back(static_cast<int64_t>(ref.tensors.at("kept_idx").get(row * budget + i)));
-  for (int64_t i = n; i < budget; ++i) CHECK(ref.tensors.at("kept_idx").get(row * budget + i) == -1);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("streaming_llm: the sinks then the recent window, every head alike", "[unit]") {
   const Case c = streaming_case("batch=2,q_heads=4,kv_heads=2,head_dim=8,kv_len=10,budget=5,n_sink=2,n_future=2");
   const TensorMap in = c.method->inputs(c);
   const Reference ref = c.method->reference(c, in);
-  for (int64_t row = 0; row < 4; ++row) CHECK(kept_row(ref, row, 5) == std::vector<int64_t>{0, 1, 7, 8, 9});
+  for (int64_t row = 0; row < 4; ++row) CHECK(test::kept_tokens(ref.tensors, row) == std::vector<int64_t>{0, 1, 7, 8, 9});
   // k_kept row 2 of (b=1, g=0) is token 7 of that row, bit for bit.
   for (int64_t x = 0; x < 8; ++x)
     CHECK(ref.tensors.at("k_kept").get(((2 * 5) + 2) * 8 + x) == in.at("k").get(((2 * 10) + 7) * 8 + x));
@@ -52,7 +44,7 @@ TEST_CASE("streaming_llm keeps what kvpress's StreamingLLMPress keeps", "[unit]"
     std::vector<int64_t> want;
     for (int64_t j = 0; j < T; ++j)
       if (j < sinks || j >= sinks + pruned) want.push_back(j);
-    CHECK(kept_row(c.method->reference(c, c.method->inputs(c)), 0, budget) == want);
+    CHECK(test::kept_tokens(c.method->reference(c, c.method->inputs(c)).tensors, 0) == want);
   }
 }
 
@@ -75,7 +67,7 @@ TEST_CASE("streaming_llm: budget rules and the edge cases", "[unit]") {
     const Case c = streaming_case(std::string("q_heads=2,kv_heads=1,head_dim=16,n_future=2,") + e.params, "bf16");
     const TensorMap in = c.method->inputs(c);
     const Reference ref = c.method->reference(c, in);
-    CHECK(kept_row(ref, 0, c.i64("budget")) == e.kept);
+    CHECK(test::kept_tokens(ref.tensors, 0) == e.kept);
     const TensorMap got = test::reference_as_outputs(c, ref);
     CHECK(c.method->check(c, in, ref, got).pass());
     const Json q = c.method->quality(c, in, got);

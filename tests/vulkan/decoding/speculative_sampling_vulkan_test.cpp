@@ -156,7 +156,7 @@ TEST_CASE("speculative_sampling vulkan: an all-zero residual races over p, which
 
 TEST_CASE("the speculative_sampling plans: narrow teams for small vocabularies, spans that fill the H200", "[unit]") {
   const DeviceLimits h200 = test::h200_limits();
-  const auto plan = [](int64_t rows, int64_t K, int64_t V, const DeviceLimits& l) {
+  const auto plan = [](int32_t rows, int32_t K, int32_t V, const DeviceLimits& l) {
     return vulkan::speculative::plan_race({rows, rows, K, V, false}, l);
   };
   // Distribution mode: 16 tokens are 5 Philox blocks, a team of 8 lanes per row.
