@@ -2,13 +2,14 @@
 // are an input: forced sinks and recent windows, one ranking shared by a sequence's KV heads,
 // per-row budgets (ragged rows, checked EXACT and SET), AdaKV's per-row floor with the rest chosen
 // across the sequence's heads (the flattened SET check and its negative test), and the quality
-// figures and decode companions of ragged rows.
+// figures and decode companions of ragged rows; and every registered KV method's companions.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <numeric>
 
 #include "attnbench/cases.h"
+#include "attnbench/registry.h"
 #include "attnbench/rng.h"
 #include "reference/kvcomp/scored_selection.h"
 #include "support.h"
@@ -191,5 +192,24 @@ TEST_CASE("scored selection: AdaKV's floor per row, the rest across the sequence
     const CheckReport report = m.check(c, in, ref, got);
     CHECK_FALSE(report.pass());
     CHECK_THAT(report.first_failure(), Catch::StartsWith("kept_idx:"));
+  }
+}
+
+TEST_CASE("every KV method declares gqa decode over its compacted cache and over the full one, no baseline", "[unit]") {
+  for (const Method* m : registry().methods()) {
+    if (m->info().family != "kvcomp") continue;
+    INFO(m->info().name);
+    const Case c = test::case_from_id(m->info().name + "/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512/bf16/s1");
+    const auto comp = c.method->companions(c);
+    REQUIRE(comp.size() == 2);
+    CHECK(comp[0].role == "decode_compressed");
+    CHECK(std::get<int64_t>(comp[0].params.at("kv_len")) == 512);
+    CHECK(comp[1].role == "decode_full");
+    CHECK(std::get<int64_t>(comp[1].params.at("kv_len")) == 4096);
+    for (const auto& r : comp) {
+      CHECK(r.method == "gqa");
+      CHECK_NOTHROW(make_valid_case({r.method, r.phase, r.params, std::string(dtype_name(r.dtype)), c.seed}));
+    }
+    CHECK_FALSE(c.method->baseline(c).has_value());
   }
 }

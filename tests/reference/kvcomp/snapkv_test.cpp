@@ -182,18 +182,3 @@ TEST_CASE("G-KV is deterministic and independent of the thread count", "[unit]")
   CHECK(hash_tensors(a) == hash_tensors(b));
   CHECK(hash_tensors(a) != hash_tensors(kvcomp::generate_gkv(cfg, DType::bf16, 10)));
 }
-
-TEST_CASE("snapkv declares its decode companions and no baseline", "[unit]") {
-  const Case c = snapkv_case("batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512", "bf16");
-  const auto comp = c.method->companions(c);
-  REQUIRE(comp.size() == 2);
-  CHECK(comp[0].role == "decode_compressed");
-  CHECK(std::get<int64_t>(comp[0].params.at("kv_len")) == 512);
-  CHECK(comp[1].role == "decode_full");
-  CHECK(std::get<int64_t>(comp[1].params.at("kv_len")) == 4096);
-  for (const auto& r : comp) {
-    CaseParts parts{r.method, r.phase, r.params, std::string(dtype_name(r.dtype)), c.seed};
-    CHECK_NOTHROW(make_valid_case(parts));
-  }
-  CHECK_FALSE(c.method->baseline(c).has_value());
-}
