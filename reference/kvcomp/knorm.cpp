@@ -10,8 +10,11 @@
 // int(T·(1 − ratio)) kept); ties go to the smaller index (torch.topk leaves them unspecified).
 //
 // Inputs: the family's G-KV cache (k, v, q_future; 32-query window, so at equal shapes knorm,
-// snapkv and streaming_llm compress the same cache). G-KV's sinks have large keys, so knorm
-// evicts them: the reason it is a floor.
+// snapkv and streaming_llm compress the same cache). G-KV plants its sinks, needles and recency
+// ramp by adding to the keys, so the tokens that draw attention have the largest norms and knorm
+// evicts them: on G-KV it is an adversarial floor. Devoto et al. observe the reverse in trained
+// models (low-norm keys draw the most attention); G-KV does not model that, so knorm's fidelity
+// here says nothing of its fidelity on a real cache.
 //
 // Outputs: the family's compacted cache (scored_selection.h), kept_idx checked SET with
 //   tie_c = 1.02·(d + 3):
