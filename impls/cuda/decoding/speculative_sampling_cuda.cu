@@ -42,8 +42,9 @@ __device__ __forceinline__ void group_merge(RaceBest& b, unsigned mask, int lane
 
 // The emitted token of a finished race (residual: the race was over max(0, p − q)).
 __device__ __forceinline__ int32_t winner(const RaceBest& b, bool residual) {
-  // The residual is zero everywhere: the race over p.
-  return race::winner(residual && b.w.first == race::kNoToken ? b.p : b.w);
+  // The residual is zero everywhere: the race over p. (Choosing the token, not the candidate: a
+  // reference to one of two structs chosen at run time would put both in local memory.)
+  return residual && b.w.first == race::kNoToken ? race::winner(b.p) : race::winner(b.w);
 }
 
 // One Philox block (tokens xb .. xb+3) of a lane's race over [x0, x1) of p (and q: residual).

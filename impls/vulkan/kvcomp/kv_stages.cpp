@@ -10,7 +10,7 @@ StagesPlan plan_stages(const kvcomp::SelectionParams& s, const DeviceLimits& lim
   // The gather copies 2-byte words when a row's bytes are not a multiple of 4.
   p.unsupported = missing_feature(limits, {"storage16", "subgroup_basic", "subgroup_arithmetic"}, "the KV-selection stages");
   if (!p.unsupported.empty()) return p;
-  const uint64_t rows = kvcomp::cache_rows(s), row_bytes = uint64_t{s.head_dim} * s.elem_bytes;
+  const uint64_t rows = kvcomp::cache_rows(s), row_bytes = static_cast<uint64_t>(s.head_dim) * s.elem_bytes;
   p.select_constants = {d.workgroup(256), 4};
   p.select = {s};
   p.select_groups = rows;
@@ -22,7 +22,7 @@ StagesPlan plan_stages(const kvcomp::SelectionParams& s, const DeviceLimits& lim
   p.gather_groups = ceil_div(words, threads);
   p.unsupported = over_binding({{"k/v", rows * s.kv_len * row_bytes, 2},
                                 {"k_kept/v_kept", rows * s.capacity * row_bytes, 2},
-                                {"the scores", kvcomp::score_rows(s) * uint64_t{s.candidates} * 4, 4}},
+                                {"the scores", kvcomp::score_rows(s) * static_cast<uint64_t>(s.candidates) * 4, 4}},
                                d);
   return p;
 }
@@ -41,7 +41,7 @@ PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float p
   const uint32_t chunks = ceil_div(std::max<int32_t>(1, s.candidates), threads);
   p.push = {s, {segments, chunks, static_cast<uint32_t>(kvcomp::cache_rows(s) * chunks), pre_scale,
                 static_cast<float>(1.0 / static_cast<double>(s.group))}};
-  p.unsupported = over_binding({{"the raw scores", uint64_t{s.batch} * s.q_heads * segments * s.candidates * 4, 4}}, d);
+  p.unsupported = over_binding({{"the raw scores", static_cast<uint64_t>(s.batch) * s.q_heads * segments * s.candidates * 4, 4}}, d);
   return p;
 }
 

@@ -19,7 +19,7 @@ void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuf
   stages_ = kv::plan_stages(s, be_->probe().limits);
   ATTNBENCH_ASSERT(stages_.unsupported.empty(), "prepare() of a case supports() refused: ", stages_.unsupported);
   Allocator& alloc = be_->allocator();
-  scores_ = alloc.allocate(std::max<uint64_t>(16, kvcomp::score_rows(s) * uint64_t{s.candidates} * 4), "selection.scores");
+  scores_ = alloc.allocate(std::max<uint64_t>(16, kvcomp::score_rows(s) * static_cast<uint64_t>(s.candidates) * 4), "selection.scores");
   row_budget_ = alloc.allocate(std::max<uint64_t>(16, kvcomp::cache_rows(s) * 4), "selection.row_budget");
   select_ = be_->bind(be_->pipeline("kv_select", stages_.select_constants, 4),
                       {scores_.get(), row_budget_.get(), &io["kept_idx"], &io["kept_len"]});
