@@ -2,7 +2,8 @@
 // are an input: forced sinks and recent windows, one ranking shared by a sequence's KV heads,
 // per-row budgets (ragged rows, checked EXACT and SET), AdaKV's per-row floor with the rest chosen
 // across the sequence's heads (the flattened SET check and its negative test), and the quality
-// figures and decode companions of ragged rows; and every registered KV method's companions.
+// figures and decode companions of ragged rows; and for every registered KV method, its
+// companions and the bit-exact gather check.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -211,5 +212,22 @@ TEST_CASE("every KV method declares gqa decode over its compacted cache and over
       CHECK_NOTHROW(make_valid_case({r.method, r.phase, r.params, std::string(dtype_name(r.dtype)), c.seed}));
     }
     CHECK_FALSE(c.method->baseline(c).has_value());
+  }
+}
+
+TEST_CASE("every KV method's K and V must be gathered at the impl's own indices, bit for bit", "[unit]") {
+  for (const Method* m : registry().methods()) {
+    if (m->info().family != "kvcomp") continue;
+    const Case c = test::case_from_id(m->info().name + "/q_heads=4,kv_heads=2,head_dim=32,kv_len=200,budget=40,n_future=2/bf16/s1");
+    const TensorMap in = c.method->inputs(c);
+    const Reference ref = c.method->reference(c, in);
+    for (const char* name : {"k_kept", "v_kept"}) {
+      INFO(m->info().name << " " << name);
+      TensorMap got = test::reference_as_outputs(c, ref);
+      got.at(name).raw()[2 * 300] ^= std::byte{1};  // one bit of one element of a kept row
+      const CheckReport report = c.method->check(c, in, ref, got);
+      CHECK_FALSE(report.pass());
+      CHECK_THAT(report.first_failure(), Catch::StartsWith(std::string(name) + ":"));
+    }
   }
 }

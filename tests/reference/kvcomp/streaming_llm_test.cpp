@@ -1,6 +1,7 @@
 // streaming_llm's spec: the kept set by hand and against kvpress's rule, the edge cases, the EXACT
-// checks' negative tests (a kept index swapped for an evicted token; K/V not gathered at the impl's
-// own indices), the G-KV cache it shares with snapkv, and its decode companions.
+// check's negative test (a kept index swapped for an evicted token), the G-KV cache it shares with
+// snapkv, and its work. The family's checks and companions are tested for every KV method in
+// scored_selection_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -97,17 +98,6 @@ TEST_CASE("streaming_llm: the EXACT check fails a kept index swapped for an evic
   CHECK_THAT(report.first_failure(), Catch::StartsWith("kept_idx:"));
   for (const auto& o : report.outputs)
     if (o.output != "kept_idx") CHECK(o.pass);
-}
-
-TEST_CASE("streaming_llm: K and V must be gathered at the impl's own indices, bit for bit", "[unit]") {
-  const Case c = streaming_case("q_heads=4,kv_heads=2,head_dim=32,kv_len=200,budget=40,n_future=2", "bf16");
-  const TensorMap in = c.method->inputs(c);
-  const Reference ref = c.method->reference(c, in);
-  TensorMap got = test::reference_as_outputs(c, ref);
-  got.at("k_kept").raw()[2 * 300] ^= std::byte{1};
-  const CheckReport report = c.method->check(c, in, ref, got);
-  CHECK_FALSE(report.pass());
-  CHECK_THAT(report.first_failure(), Catch::StartsWith("k_kept:"));
 }
 
 TEST_CASE("streaming_llm compresses snapkv's cache and is judged on the same future queries", "[unit]") {
