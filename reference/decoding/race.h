@@ -1,5 +1,6 @@
 // The exponential race, the decoding family's one categorical draw (every backend has a stage for
-// it: impls/<backend>/decoding/race*): among the tokens with weight w_x > 0, the winner is
+// it: impls/cpu/decoding/race_kernel.*, impls/cuda/decoding/race.cuh, impls/vulkan/shaders/
+// race.glsl): among the tokens with weight w_x > 0, the winner is
 //   argmax_x (log w_x − log(−log u_x)),   u_x = U(site, first + x) = (word >> 8)·2^-24
 // with one fp32 uniform per token (rng.h, the draws' domain), no normalisation and no prefix sum.
 // Ties go to the smaller index; a race whose keys are all −inf (u = 0 for every candidate) goes

@@ -22,6 +22,10 @@ namespace {
 // decides by less than these may go either way.
 constexpr double kThresholdUlps = 4;   // z or p against a threshold: both sides within 2 ulp
 constexpr double kMassSlack = 16;      // a sum of n probabilities: (n + 16)·ε_fp32
+// min-p compares p_x with min_p·p_max, each side a softmax output within kThresholdUlps of its
+// value (an exp and a division by the same sum) and the product one more rounding: |p − τ| ≤
+// 4·kThresholdUlps·ε·τ covers both sides' errors with a factor two to spare.
+constexpr double kMinPUlps = 4 * kThresholdUlps;
 
 double band(double v) { return kThresholdUlps * kEpsF32 * std::max(1.0, std::abs(v)); }
 
@@ -59,7 +63,7 @@ std::vector<double> kept_probabilities(const ProcessedRow& row) {
   return p;
 }
 
-ProcessedRow standard_chain(const Chain& ch, const double* logits, int64_t V) {
+ProcessedRow standard_chain(const ProcessorChain& ch, const double* logits, int64_t V) {
   ProcessedRow r;
   r.z.assign(logits, logits + V);
   r.kept.assign(V, 0);
@@ -126,7 +130,7 @@ ProcessedRow standard_chain(const Chain& ch, const double* logits, int64_t V) {
     const double pmax = *std::max_element(p.begin(), p.end()), tau = ch.min_p * pmax;
     for (int64_t x = 0; x < V; ++x) {
       if (!r.kept[x]) continue;
-      if (std::abs(p[x] - tau) <= kThresholdUlps * kEpsF32 * 4 * tau) r.boundary[x] = 1;
+      if (std::abs(p[x] - tau) <= kMinPUlps * kEpsF32 * tau) r.boundary[x] = 1;
       if (p[x] < tau) remove(x);
     }
   }
@@ -162,7 +166,7 @@ void Sampler::add_sampling_params() {
   });
 }
 
-Chain Sampler::chain(const Case& c) const {
+ProcessorChain Sampler::chain(const Case& c) const {
   return {c.f64("temperature"), c.f64("top_p"), c.f64("min_p"), c.i64("top_k")};
 }
 

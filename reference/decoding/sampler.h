@@ -45,13 +45,13 @@ struct ProcessedRow {
   int64_t greedy = -1;  // temperature 0: the argmax
 };
 
-struct Chain {
+struct ProcessorChain {
   double temperature = 1, top_p = 1, min_p = 0;
   int64_t top_k = 0;
 };
 
 // The four standard processors of a row of logits (the method's own is applied by the Sampler).
-ProcessedRow standard_chain(const Chain& chain, const double* logits, int64_t vocab);
+ProcessedRow standard_chain(const ProcessorChain& chain, const double* logits, int64_t vocab);
 // softmax of z over the kept tokens (0 elsewhere).
 std::vector<double> kept_probabilities(const ProcessedRow& row);
 
@@ -66,7 +66,7 @@ class Sampler : public Method {
   Work work(const Case& c) const override;
   Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const final;
 
-  Chain chain(const Case& c) const;
+  ProcessorChain chain(const Case& c) const;
   // Row `row` of the case through the chain and the method's own processor.
   ProcessedRow process_row(const Case& c, const TensorMap& in, int64_t row) const;
 

@@ -37,7 +37,7 @@ std::vector<OutputDecl> compacted_cache_outputs(const CompactedCache& s, DType d
   return {idx, len, kk, vk};
 }
 
-CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const TensorMap& in, const Reference& /*ref*/,
+CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const TensorMap& in,
                                   const TensorMap& got, OutputCheck kept_len_check, OutputCheck kept_idx_check) {
   const HostTensor &idx = got.at("kept_idx"), &len = got.at("kept_len");
   CheckReport report;
@@ -48,16 +48,11 @@ CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const Te
   return report;
 }
 
-namespace {
-
-// Rows [first, first + n) of a [.., d] tensor as fp64, converted once.
 std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d) {
   std::vector<double> out(n * d);
   t.get_row(first * d, n * d, out.data());
   return out;
 }
-
-}  // namespace
 
 Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorMap& in, const TensorMap& out) {
   const HostTensor &qf = in.at("q_future"), &len = out.at("kept_len"), &idx = out.at("kept_idx");

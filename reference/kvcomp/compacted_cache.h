@@ -25,6 +25,9 @@ struct CompactedCache {
   bool ragged_rows;   // rows keep different numbers of tokens (per-head budgets)
 };
 
+// Rows [first, first + n) of a [.., d] tensor as fp64, converted once.
+std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d);
+
 // The parameters every compacted-cache method's schema starts with, in this order: batch,
 // q_heads, kv_heads, head_dim, kv_len; and the rule q_heads % kv_heads == 0.
 void add_cache_params(ParamSchema& schema);
@@ -37,7 +40,7 @@ std::vector<OutputDecl> compacted_cache_outputs(const CompactedCache& s, DType d
 // The checks of a compacted cache in output order: kept_len (its own check: EXACT for a uniform
 // or per-row budget), the method's check of kept_idx, and k_kept, v_kept equal to k, v gathered
 // at the impl's kept_idx, bit for bit.
-CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const TensorMap& inputs, const Reference& ref,
+CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const TensorMap& inputs,
                                   const TensorMap& got, OutputCheck kept_len_check, OutputCheck kept_idx_check);
 
 // Exact fp64 attention of each held-out query over the full cache and over the impl's compacted

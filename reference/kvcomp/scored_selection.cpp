@@ -33,6 +33,13 @@ int64_t ScoredSelection::capacity(const Case& c) const {
   return policy_ == BudgetPolicy::head_floor ? c.i64("kv_len") : budget(c);
 }
 
+CompactedCache ScoredSelection::compacted(const Case& c) const {
+  const SelectionParams s = selection(c);
+  const int64_t kept = policy_ == BudgetPolicy::uniform ? s.kept : std::min<int64_t>(budget(c), s.kv_len);
+  return {s.batch, s.q_heads, s.kv_heads, s.head_dim, s.kv_len, s.capacity, kept, c.i64("n_future"),
+          policy_ != BudgetPolicy::uniform};
+}
+
 SelectionParams ScoredSelection::selection(const Case& c) const {
   const Keep k = keep(c);
   SelectionParams s{};
@@ -96,13 +103,6 @@ std::vector<int64_t> ScoredSelection::row_budgets(const Case& c, const TensorMap
 }
 
 namespace {
-
-CompactedCache compacted(const ScoredSelection& m, const Case& c) {
-  const SelectionParams s = m.selection(c);
-  const int64_t kept = m.policy() == BudgetPolicy::uniform ? s.kept : std::min<int64_t>(c.i64("budget"), s.kv_len);
-  return {s.batch, s.q_heads, s.kv_heads, s.head_dim, s.kv_len, s.capacity, kept, c.i64("n_future"),
-          m.policy() != BudgetPolicy::uniform};
-}
 
 // The chosen candidates (0-based within the candidates) of every row, ascending.
 using Chosen = std::vector<std::vector<int32_t>>;
@@ -227,7 +227,7 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
 }
 
 std::vector<OutputDecl> ScoredSelection::outputs(const Case& c) const {
-  const CompactedCache cc = compacted(*this, c);
+  const CompactedCache cc = compacted(c);
   std::vector<OutputDecl> decls = compacted_cache_outputs(cc, c.dtype, scored() ? CheckClass::SET : CheckClass::EXACT);
   if (!scored()) return decls;
   OutputDecl scores{"scores", DType::f64, {cc.batch, cc.kv_heads, cc.kv_len}, CheckClass::SET};
@@ -269,7 +269,7 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
   const OutputDecl &idx_decl = decls[0], &len_decl = decls[1];
   if (!scored()) {
     OutputCheck idx = check_exact(idx_decl, ref.tensors.at("kept_idx"), got.at("kept_idx"), &got.at("kept_len"));
-    return check_compacted_cache(decls, in, ref, got, check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr),
+    return check_compacted_cache(decls, in, got, check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr),
                                  std::move(idx));
   }
   const HostTensor& tie_c = ref.tensors.at("tie_c");
@@ -278,7 +278,7 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
     for (int64_t r = 0; r < tie_c.numel(); ++r) band.c_rel.push_back(tie_c.get(r));
     OutputCheck idx = check_set(idx_decl, ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"), got.at("kept_idx"),
                                 got.at("kept_len"), ref.tensors.at("scores"), band);
-    return check_compacted_cache(decls, in, ref, got, check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr),
+    return check_compacted_cache(decls, in, got, check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr),
                                  std::move(idx));
   }
   // head_floor: per-row lengths follow from the sequence's set, so the set is checked flattened
@@ -300,12 +300,12 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
   OutputDecl flat_len = len_decl;
   flat_len.shape = {B, 1};
   OutputCheck lengths = check_exact(flat_len, want.len, have.len, nullptr);
-  return check_compacted_cache(decls, in, ref, got, std::move(lengths), std::move(idx));
+  return check_compacted_cache(decls, in, got, std::move(lengths), std::move(idx));
 }
 
 Work ScoredSelection::work(const Case& c) const {
   const SelectionParams s = selection(c);
-  const CompactedCache cc = compacted(*this, c);
+  const CompactedCache cc = compacted(c);
   const double es = static_cast<double>(dtype_size(c.dtype)), d = static_cast<double>(s.head_dim);
   const double rows = static_cast<double>(cache_rows(s)), cap = static_cast<double>(s.capacity);
   Work w = s.candidates > 0 ? score_work(c) : Work{0, 0, Bound::memory};
@@ -316,11 +316,11 @@ Work ScoredSelection::work(const Case& c) const {
 }
 
 Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
-  return compacted_cache_quality(compacted(*this, c), c.dtype, in, out);
+  return compacted_cache_quality(compacted(c), c.dtype, in, out);
 }
 
 std::vector<RelatedCase> ScoredSelection::companions(const Case& c) const {
-  return decode_companions(compacted(*this, c), c.dtype);
+  return decode_companions(compacted(c), c.dtype);
 }
 
 void ScoredSelection::pool(const double* in, int64_t n, int64_t kernel, bool max, double* out) {
@@ -331,12 +331,6 @@ void ScoredSelection::pool(const double* in, int64_t n, int64_t kernel, bool max
     for (int64_t t = lo; t <= hi; ++t) acc = max ? std::max(acc, in[t]) : acc + in[t];
     out[j] = max ? acc : acc / static_cast<double>(hi - lo + 1);
   }
-}
-
-std::vector<double> ScoredSelection::rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d) {
-  std::vector<double> out(n * d);
-  t.get_row(first * d, n * d, out.data());
-  return out;
 }
 
 double ScoredSelection::max_row_norm(const HostTensor& t, int64_t first, int64_t count, int64_t d) {

@@ -17,7 +17,7 @@
 //                 head_dim] in the case dtype, zeros beyond kept_len
 //   checks        scored methods: SET on kept_idx with the method's tie band (check-only scores
 //                 [batch, kv_heads, kv_len] f64, +inf on forced tokens, and tie_c [batch, kv_heads]);
-//                 positional ones (no candidates ever): EXACT. kept_len EXACT; k_kept, v_kept
+//                 positional ones (scored() false: every candidate evicted): EXACT. kept_len EXACT; k_kept, v_kept
 //                 equal to k, v gathered at the impl's own kept_idx, bit for bit
 //   work          the method's scoring plus the compaction (kept K and V rows read, outputs written)
 //   quality       compression, KV bytes and the fidelity of exact attention over the compacted
@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "attnbench/method.h"
+#include "compacted_cache.h"  // rows_f64 for score functions
 #include "gkv.h"
 #include "scored_selection_common.h"
 
@@ -86,11 +87,12 @@ class ScoredSelection : public Method {
 
   // --- what a method provides -------------------------------------------------------------------
   virtual Keep keep(const Case& c) const = 0;
-  // Kept tokens per row, forced ones included: the uniform budget, or head_floor's average.
+  // Kept tokens per row, forced ones included: the uniform budget, or the mean over rows of a
+  // per-row or head_floor budget.
   virtual int64_t budget(const Case& c) const { return c.i64("budget"); }
   // The fp64 scores of the candidates of score row `row` (tokens sinks .. sinks + n − 1): higher
-  // is kept. Called in parallel over rows; each call sequential. Never called for a method that
-  // has no candidates (scored() false).
+  // is kept. Called in parallel over rows; each call sequential. Called only when scored() and
+  // the row has candidates.
   virtual void score(const Case& c, const TensorMap& in, int64_t row, double* scores) const;
   // c_rel of the SET tie band of a score row (docs/methodology.md "SET"): a bound on the relative
   // error of the impls' fp32 scores, times two.
@@ -114,14 +116,15 @@ class ScoredSelection : public Method {
   // Helpers for score functions.
   // out[j] = max, or mean, of in[j − r .. j + r] ∩ [0, n) (r = (kernel − 1)/2): padding ignored.
   static void pool(const double* in, int64_t n, int64_t kernel, bool max, double* out);
-  // Rows [first, first + n) of a [.., d] tensor as fp64.
-  static std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int64_t d);
   // Largest Euclidean norm of rows [first, first + count) of a [.., d] tensor.
   static double max_row_norm(const HostTensor& t, int64_t first, int64_t count, int64_t d);
 
   ParamSchema schema_;
 
  private:
+  // The compacted cache's shape; with ragged rows, `kept` is budget(c), the mean kept count.
+  CompactedCache compacted(const Case& c) const;
+
   MethodInfo info_;
   ScoreScope scope_;
   BudgetPolicy policy_;

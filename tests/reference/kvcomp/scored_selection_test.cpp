@@ -180,20 +180,19 @@ TEST_CASE("scored selection: AdaKV's floor per row, the rest across the sequence
   int64_t lowest = 0;
   for (int64_t j = 1; j < C; ++j)
     if (given.get(j) < given.get(lowest)) lowest = j;
-  if (!std::count(kept.begin(), kept.end(), lowest + 2)) {
-    std::vector<int64_t> changed = kept;
-    changed[2] = lowest + 2;
-    std::sort(changed.begin(), changed.end());
-    for (size_t i = 0; i < changed.size(); ++i) got.at("kept_idx").set(static_cast<int64_t>(i), static_cast<double>(changed[i]));
-    for (size_t i = 0; i < changed.size(); ++i)
-      for (int64_t x = 0; x < 8; ++x) {
-        got.at("k_kept").set(static_cast<int64_t>(i) * 8 + x, in.at("k").get(changed[i] * 8 + x));
-        got.at("v_kept").set(static_cast<int64_t>(i) * 8 + x, in.at("v").get(changed[i] * 8 + x));
-      }
-    const CheckReport report = m.check(c, in, ref, got);
-    CHECK_FALSE(report.pass());
-    CHECK_THAT(report.first_failure(), Catch::StartsWith("kept_idx:"));
-  }
+  REQUIRE(std::count(kept.begin(), kept.end(), lowest + 2) == 0);  // the lowest is not chosen
+  std::vector<int64_t> changed = kept;
+  changed[2] = lowest + 2;
+  std::sort(changed.begin(), changed.end());
+  for (size_t i = 0; i < changed.size(); ++i) got.at("kept_idx").set(static_cast<int64_t>(i), static_cast<double>(changed[i]));
+  for (size_t i = 0; i < changed.size(); ++i)
+    for (int64_t x = 0; x < 8; ++x) {
+      got.at("k_kept").set(static_cast<int64_t>(i) * 8 + x, in.at("k").get(changed[i] * 8 + x));
+      got.at("v_kept").set(static_cast<int64_t>(i) * 8 + x, in.at("v").get(changed[i] * 8 + x));
+    }
+  const CheckReport report = m.check(c, in, ref, got);
+  CHECK_FALSE(report.pass());
+  CHECK_THAT(report.first_failure(), Catch::StartsWith("kept_idx:"));
 }
 
 TEST_CASE("every KV method declares gqa decode over its compacted cache and over the full one, no baseline", "[unit]") {

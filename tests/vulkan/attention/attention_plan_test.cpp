@@ -44,10 +44,8 @@ TEST_CASE("the H200 plans: split decode across the SMs, cooperative-matrix f16 p
   const auto tiled = vulkan::attn::plan_portable(shape(2, 32, 8, 128, 4096, 4096, true), DType::bf16, h200);
   CHECK(tiled.shader == "attention_prefill");
   // Every head_dim 1..512 has a portable plan, on the H200 and on lavapipe's 32 KiB.
-  DeviceLimits lavapipe = h200;
-  lavapipe.shared_mem_bytes = 32768;
   for (uint32_t sg : {8u, 4u}) {
-    lavapipe.min_subgroup_size = lavapipe.max_subgroup_size = sg;
+    const DeviceLimits lavapipe = test::lavapipe_limits(sg);
     for (int32_t d = 1; d <= 512; ++d)
       for (int32_t q : {1, 300}) {
         INFO("head_dim " << d << " q_len " << q << " subgroup " << sg);

@@ -8,6 +8,7 @@
 
 #if ATTNBENCH_HAS_VULKAN
 
+#include "impls/vulkan/kvcomp/kv_stages.h"
 #include "impls/vulkan/kvcomp/snapkv_plan.h"
 
 using namespace attnbench;
@@ -34,6 +35,9 @@ TEST_CASE("the snapkv plans fit the H200 and lavapipe for every head_dim", "[uni
   CHECK(p.stats.plan.groups >= 3 * 132);
   CHECK(p.sums.plan.groups >= 3 * 132);
   CHECK(p.scores_shared <= 49152);
+  // The family's gather copies whole 16-byte words of its 256-byte rows.
+  const Case llama = test::case_from_id("snapkv/batch=1,q_heads=32,kv_heads=8,head_dim=128,kv_len=32768,budget=4096/bf16/s1");
+  CHECK(vulkan::kv::plan_stages(kvcomp::selection_params(llama), h200).gather_constants[1] == 16);
   // Every head_dim has a plan on both devices, at both of lavapipe's subgroup sizes.
   for (uint32_t sg : {8u, 4u}) {
     const DeviceLimits lp = test::lavapipe_limits(sg);
