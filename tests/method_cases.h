@@ -1,9 +1,12 @@
 // Case lists that every backend's tests of a method run (a backend's test adds its own edges).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "reference/kvcomp/scored_selection_common.h"
 
 namespace attnbench::test {
 
@@ -55,6 +58,32 @@ inline const std::map<std::string, std::vector<std::string>>& kvcomp_cases() {
   static const std::map<std::string, std::vector<std::string>> cases = {
       {"knorm", kKnormCases}, {"snapkv", kSnapkvCases}, {"streaming_llm", kStreamingLlmCases}};
   return cases;
+}
+
+// The family's select stage by hand, for every backend's stage test: two sequences × three KV
+// heads of 20 tokens, 2 sinks, 3 recent, 15 candidates scored per sequence (one ranking shared by
+// its KV heads), each row keeping its own number of tokens (row 2 one more than it may: clamped).
+struct SelectStageCase {
+  kvcomp::SelectionParams s{};
+  std::vector<float> scores;               // [batch, candidates]
+  std::vector<int32_t> budgets;            // per row
+  std::vector<std::vector<int32_t>> kept;  // per row: kept_idx up to kept_len
+};
+inline SelectStageCase select_stage_case() {
+  SelectStageCase t;
+  kvcomp::SelectionParams& s = t.s;
+  s.batch = 2, s.q_heads = 3, s.kv_heads = 3, s.group = 1, s.head_dim = 4, s.kv_len = 20, s.capacity = 12;
+  s.sinks = 2, s.recent = 3, s.candidates = 15, s.shared_scores = 1, s.row_budgets = 1, s.elem_bytes = 2;
+  t.scores = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9,   // sequence 0 (ties at 9, 5)
+              0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // sequence 1: all equal
+  t.budgets = {5, 8, 13, 6, 7, 12};
+  t.kept = {{0, 1, 17, 18, 19},                              // no candidate
+            {0, 1, 7, 14, 16, 17, 18, 19},                   // the three 9s (candidates 5, 12, 14)
+            {0, 1, 6, 7, 9, 13, 14, 15, 16, 17, 18, 19},     // 13 clamped to 12: 9s, 8, 7, 6, the first 5
+            {0, 1, 2, 17, 18, 19},                           // all equal: the first candidate
+            {0, 1, 2, 3, 17, 18, 19},
+            {0, 1, 2, 3, 4, 5, 6, 7, 8, 17, 18, 19}};
+  return t;
 }
 
 }  // namespace attnbench::test

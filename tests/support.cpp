@@ -72,6 +72,10 @@ TensorMap reference_as_outputs(const Case& c, const Reference& ref) {
   return out;
 }
 
+Case method_case(const std::string& method, const std::string& params, const std::string& dtype, uint64_t seed) {
+  return case_from_id(method + "/" + params + "/" + dtype + "/s" + std::to_string(seed));
+}
+
 std::vector<int64_t> kept_tokens(const TensorMap& t, int64_t row) {
   const HostTensor& idx = t.at("kept_idx");
   const int64_t capacity = idx.shape().back(), n = static_cast<int64_t>(t.at("kept_len").get(row));

@@ -32,6 +32,9 @@ std::string scratch_dir(const std::string& name);
 
 // A case from its id.
 Case case_from_id(const std::string& id);
+// A case of `method` from its parameters ("batch=2,kv_len=40"), dtype and seed.
+Case method_case(const std::string& method, const std::string& params, const std::string& dtype = "f32",
+                 uint64_t seed = 1);
 
 // The reference's declared outputs converted to their declared dtypes, as an impl would return
 // them (check-only tensors left out): the starting point of tests that perturb outputs.

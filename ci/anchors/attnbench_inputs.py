@@ -55,7 +55,8 @@ def attention_shape(case):
     # head, mqa: one in all, gqa: kv_heads).
     hkv = {"mha": hq, "mqa": 1}.get(case["method"], p.get("kv_heads", hq))
     return {"batch": p["batch"], "q_heads": hq, "kv_heads": hkv, "head_dim": p["head_dim"], "q_len": p["q_len"],
-            "kv_cap": p["kv_len"], "causal": p["causal"], "ragged": p.get("ragged", False)}
+            "kv_cap": p["kv_len"], "causal": p["causal"], "ragged": p.get("ragged", False),
+            "head_lengths": p.get("head_lengths", False)}
 
 
 # --- scalar reference implementation -----------------------------------------------------------
@@ -225,6 +226,8 @@ def encode(dtype, v):
 
 
 def sequence_lengths(case, shape):
+    if shape["head_lengths"]:  # kv_len per (sequence, KV head): not ported
+        raise ValueError(f"{case['id']}: head_lengths=true is not ported; attnbench dump gives its inputs")
     lens = [shape["kv_cap"]] * shape["batch"]
     if shape["ragged"]:
         for b in range(1, shape["batch"]):
@@ -504,7 +507,7 @@ def verify_results(path, max_elements=1 << 16):
         if case["method"] not in ("mha", "mqa", "gqa"):  # exact attention: this port's only recipe
             continue
         shape = attention_shape(case)
-        if sum(math.prod(d) for d in tensor_shapes(shape).values()) > max_elements:
+        if shape["head_lengths"] or sum(math.prod(d) for d in tensor_shapes(shape).values()) > max_elements:
             continue
         got = hash_tensors(scalar_inputs(case))
         status = "ok" if got == want else "MISMATCH"

@@ -149,8 +149,8 @@ class TorchSide:
     def time(self, rec):
         cid = rec["case_id"]
         shape = inputs.attention_shape(inputs.parse_case_id(cid))
-        if shape["ragged"]:
-            return {"skipped": "ragged batch: SDPA has no per-sequence lengths"}
+        if shape["ragged"] or shape["head_lengths"]:
+            return {"skipped": "ragged batch or heads: SDPA has no per-sequence lengths"}
         t, input_hash = self.inputs(cid)
         if input_hash != rec["hashes"]["inputs"]:
             sys.exit(f"{cid}: the dump's input hash {input_hash} is not the row's {rec['hashes']['inputs']}")

@@ -145,8 +145,8 @@ def main():
                  "attnbench": {"variant": rec["variant"], "hot_s": rec["timing"]["median_s"],
                                "throughput": rec.get("throughput", {})}}
         out["cases"].append(entry)
-        if shape["ragged"]:
-            entry["skipped"] = "ragged batch: SDPA has no per-sequence lengths"
+        if shape["ragged"] or shape["head_lengths"]:
+            entry["skipped"] = "ragged batch or heads: SDPA has no per-sequence lengths"
             continue
         tensors, lens = inputs.torch_inputs(torch, case, "cuda")
         mismatches = inputs.verify_prefix(torch, case, tensors, lens)

@@ -110,10 +110,9 @@ void method_section(std::ostream& o, const Method& m, const std::vector<std::str
   o << "- Spec: `" << relative(registry().method_source(info.name)) << "`\n\n";
 
   o << "#### Parameters\n\n";
-  o << "| name | type | default | bounds / choices | meaning |\n|---|---|---|---|---|\n";
+  o << markdown_row({"name", "type", "default", "bounds / choices", "meaning"}) << markdown_rule(5);
   for (const ParamSpec& p : schema.specs())
-    o << "| `" << p.name << "` | " << param_type_name(p.type) << " | " << markdown_cell(default_str(p)) << " | " << markdown_cell(bounds_str(p))
-      << " | " << markdown_cell(p.doc) << " |\n";
+    o << markdown_row({code(p.name), std::string(param_type_name(p.type)), default_str(p), bounds_str(p), p.doc});
   o << "\n";
   if (!schema.rules().empty()) {
     o << "Rules:\n\n";
@@ -144,24 +143,24 @@ void method_section(std::ostream& o, const Method& m, const std::vector<std::str
   o << "Declared for `" << first.id() << "`: every parameter at its default";
   if (!stand_ins.empty()) o << ", and the required ones without a default at a stand-in, " << join(stand_ins, ", ");
   o << ".\n\n";
-  o << "| name | dtype | check | length / pad | meaning |\n|---|---|---|---|---|\n";
+  o << markdown_row({"name", "dtype", "check", "length / pad", "meaning"}) << markdown_rule(5);
   for (size_t i = 0; i < per_dtype.front().size(); ++i) {
     const OutputDecl& d = per_dtype.front()[i];
     bool follows = info.dtypes.size() > 1;
     for (size_t k = 0; k < per_dtype.size() && follows; ++k)
       follows = i < per_dtype[k].size() && per_dtype[k][i].dtype == info.dtypes[k];
-    o << "| `" << d.name << "`" << (d.check_only ? " (check-only)" : "") << " | "
-      << (follows ? std::string("case dtype") : std::string(dtype_name(d.dtype))) << " | " << check_class_name(d.cls) << " | "
-      << markdown_cell(layout_str(d)) << " | " << markdown_cell(d.doc) << " |\n";
+    o << markdown_row({code(d.name) + (d.check_only ? " (check-only)" : ""),
+                       follows ? std::string("case dtype") : std::string(dtype_name(d.dtype)), std::string(check_class_name(d.cls)),
+                       layout_str(d), d.doc});
   }
   o << "\n";
 
   o << "#### Impls\n\n";
-  o << "| backend | variant | source |\n|---|---|---|\n";
+  o << markdown_row({"backend", "variant", "source"}) << markdown_rule(3);
   for (const auto& b : backends) {
     const auto impls = registry().impls(info.name, b);
-    if (impls.empty()) o << "| " << b << " | — | none: its rows are `unsupported` |\n";
-    for (const ImplEntry* e : impls) o << "| " << b << " | `" << e->variant << "` | `" << relative(e->source_file) << "` |\n";
+    if (impls.empty()) o << markdown_row({b, "—", "none: its rows are `unsupported`"});
+    for (const ImplEntry* e : impls) o << markdown_row({b, code(e->variant), code(relative(e->source_file))});
   }
   o << "\n";
 }

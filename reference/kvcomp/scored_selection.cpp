@@ -53,7 +53,7 @@ SelectionParams ScoredSelection::selection(const Case& c) const {
   s.shared_scores = scope_ == ScoreScope::per_sequence;
   s.row_budgets = policy_ != BudgetPolicy::uniform;
   s.elem_bytes = static_cast<int32_t>(dtype_size(c.dtype));
-  const int64_t T = s.kv_len, recent = k.recent + (k.last_token ? 1 : 0), forced = k.sinks + recent;
+  const int64_t T = s.kv_len, recent = k.recent, forced = k.sinks + recent;
   const bool keep_all = forced >= T || (policy_ == BudgetPolicy::uniform && budget(c) >= T);
   if (keep_all) {
     s.sinks = s.kept = s.kv_len;  // every token is forced: nothing to score
@@ -148,7 +148,7 @@ std::vector<int64_t> ScoredSelection::kept_counts(const Case& c, const TensorMap
     std::vector<int64_t> kept = row_budgets(c, in);
     ATTNBENCH_ASSERT(static_cast<int64_t>(kept.size()) == rows, c.method_name(), ": row_budgets() gives ", kept.size(),
                      " counts for ", rows, " rows");
-    for (int64_t& k : kept) k = std::clamp<int64_t>(k, s.sinks + s.recent, std::min<int64_t>(s.kv_len, s.capacity));
+    for (int64_t& k : kept) k = clamp_row_budget(s, static_cast<int32_t>(std::clamp<int64_t>(k, 0, s.capacity)));
     return kept;
   }
   ATTNBENCH_ASSERT(false, "kept_counts: head_floor's counts follow from its choice across heads");

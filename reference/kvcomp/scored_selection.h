@@ -41,9 +41,8 @@ namespace attnbench::kvcomp {
 
 // The forced part of a row's selection.
 struct Keep {
-  int64_t sinks = 0;        // tokens [0, sinks)
-  int64_t recent = 0;       // the last `recent` tokens
-  bool last_token = false;  // the last token too (SageKV keeps a window that ends before it)
+  int64_t sinks = 0;   // tokens [0, sinks)
+  int64_t recent = 0;  // the last `recent` tokens (1: the last token alone)
 };
 
 enum class ScoreScope {

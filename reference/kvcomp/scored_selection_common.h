@@ -59,6 +59,12 @@ ATTNBENCH_HD inline int64_t score_row_of(const SelectionParams& s, int64_t row) 
 }
 // Whether any candidate is kept by score (else an impl need not score at all).
 ATTNBENCH_HD inline bool scores_needed(const SelectionParams& s) { return s.candidates > 0 && (s.top_k > 0 || s.row_budgets); }
+// The kept count of a row given its own budget (forced tokens included): at least the forced
+// tokens, at most min(kv_len, capacity).
+ATTNBENCH_HD inline int32_t clamp_row_budget(const SelectionParams& s, int32_t budget) {
+  const int32_t lo = s.sinks + s.recent, hi = s.kv_len < s.capacity ? s.kv_len : s.capacity;
+  return budget < lo ? lo : budget > hi ? hi : budget;
+}
 // Candidates kept by score in a row that keeps `kept` tokens in all.
 ATTNBENCH_HD inline int32_t top_k_of(const SelectionParams& s, int32_t kept) { return kept - s.sinks - s.recent; }
 // The token at position r of a row keeping `kept` tokens, for r among the forced ones (r < sinks,

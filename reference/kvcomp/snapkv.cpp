@@ -81,7 +81,7 @@ class Snapkv final : public ScoredSelection {
   }
 
  protected:
-  Keep keep(const Case& c) const override { return {0, c.i64("obs_window"), false}; }
+  Keep keep(const Case& c) const override { return {0, c.i64("obs_window")}; }
   bool reads_window_queries() const override { return true; }
 
   GkvConfig gkv(const Case& c) const override {

@@ -54,7 +54,7 @@ class StreamingLlm final : public ScoredSelection {
   }
 
  protected:
-  Keep keep(const Case& c) const override { return {c.i64("n_sink"), c.i64("budget") - c.i64("n_sink"), false}; }
+  Keep keep(const Case& c) const override { return {c.i64("n_sink"), c.i64("budget") - c.i64("n_sink")}; }
   bool scored() const override { return false; }
 };
 

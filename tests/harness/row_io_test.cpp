@@ -113,27 +113,38 @@ TEST_CASE("row_io: typed device limits round-trip; features hold only yes/no fla
   CHECK(limits_from_json(bare).device_type == DeviceType::unknown);
 }
 
-TEST_CASE("row_io: the committed results files' limits read into the typed members", "[unit]") {
+TEST_CASE("row_io: older results files' limits, text among the flags, read into the typed members", "[unit]") {
+  // The limits of lavapipe and of the CPU as results files recorded them before the typed members
+  // (the committed ones of 2026-11-30): min/max subgroup size, device type, splits, shapes and isa
+  // as text among the feature flags.
+  const DeviceLimits vk = limits_from_json(Json::parse(R"({"max_buffer_bytes": 2147481600,
+      "max_binding_bytes": 134217728, "shared_mem_bytes": 32768, "subgroup_size": 8, "compute_units": 2,
+      "memory_bytes": 2147483648, "features": {"coopmat_nv": "no", "coopmat_nv_f16_shapes": "", "device_type": "cpu",
+      "f16": "yes", "forced_splits": "0", "max_subgroup_size": "8", "max_workgroup_size": "1024",
+      "min_subgroup_size": "8", "storage16": "yes"}})"));
+  CHECK(vk.min_subgroup_size == 8);
+  CHECK(vk.max_subgroup_size == 8);
+  CHECK(vk.max_workgroup_size == 1024);
+  CHECK(vk.device_type == DeviceType::cpu);
+  CHECK(vk.forced_splits == 0);
+  CHECK(vk.coopmat_f16_shapes.empty());
+  CHECK(vk.has("storage16"));
+  CHECK_FALSE(vk.has("coopmat_nv"));
+  for (const char* k : {"min_subgroup_size", "device_type", "forced_splits", "coopmat_nv_f16_shapes"})
+    CHECK_FALSE(vk.features.count(k));
+  const DeviceLimits cpu = limits_from_json(Json::parse(R"({"max_buffer_bytes": 25276510208, "max_binding_bytes": 0,
+      "shared_mem_bytes": 0, "subgroup_size": 0, "compute_units": 2, "memory_bytes": 25276510208,
+      "features": {"avx2": "yes", "avx512f": "yes", "fma": "yes", "isa": "avx512"}})"));
+  CHECK(cpu.isa == CpuIsa::avx512);
+  CHECK(cpu.has("avx512f"));
+  CHECK_FALSE(cpu.features.count("isa"));
+  // The committed results files, written with the typed members, read the same.
   const auto context = [](const char* file) {
     std::ifstream f(test::source_path(std::string("results/") + file));
     return Json::parse(f)["context"]["backends"];
   };
-  // Written when min/max subgroup size, device type, splits and shapes were text among the flags.
-  const Probe vk = probe_from_json(context("lavapipe-ci.json")["vulkan"]);
-  CHECK(vk.limits.min_subgroup_size == 8);
-  CHECK(vk.limits.max_subgroup_size == 8);
-  CHECK(vk.limits.max_workgroup_size == 1024);
-  CHECK(vk.limits.device_type == DeviceType::cpu);
-  CHECK(vk.limits.forced_splits == 0);
-  CHECK(vk.limits.coopmat_f16_shapes.empty());
-  CHECK(vk.limits.has("storage16"));
-  CHECK_FALSE(vk.limits.has("coopmat_nv"));
-  for (const char* k : {"min_subgroup_size", "device_type", "forced_splits", "coopmat_nv_f16_shapes"})
-    CHECK_FALSE(vk.limits.features.count(k));
-  const Probe cpu = probe_from_json(context("cpu-ci.json")["cpu"]);
-  CHECK(cpu.limits.isa == CpuIsa::avx512);
-  CHECK(cpu.limits.has("avx512f"));
-  CHECK_FALSE(cpu.limits.features.count("isa"));
+  CHECK(probe_from_json(context("lavapipe-ci.json")["vulkan"]).limits.min_subgroup_size == 8);
+  CHECK(probe_from_json(context("cpu-ci.json")["cpu"]).limits.isa == CpuIsa::avx512);
 
   // The older text of the other typed limits, and the typed key winning over it.
   Json l = limits_to_json(DeviceLimits{});

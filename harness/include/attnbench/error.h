@@ -1,4 +1,4 @@
-// Errors take three paths (docs/design.md "Contracts"):
+// Errors take three paths (docs/design.md "Running": statuses and exit codes):
 //  - InputError: the user's input is wrong (suite, parameter, CLI). One line; exit code 2.
 //  - BackendError: a device or allocation failed while running a case. It becomes an `error`
 //    row naming it, and the run goes on (DeviceLostError: the device is unusable from then on).

@@ -2,12 +2,12 @@
 // with one layout, because both are generated from one field list.
 //
 // A method's parameters are a list of 32-bit fields in a file both compilers include, e.g.
-// reference/kvcomp/kv_selection_params.h:
+// reference/kvcomp/scored_selection_common.h:
 //
-//   #define ATTNBENCH_KV_SELECTION_FIELDS(X) X(i32, batch) X(i32, kv_len) X(f32, scale)
+//   #define ATTNBENCH_SELECTION_FIELDS(X) X(i32, batch) X(i32, q_heads) ... X(i32, elem_bytes)
 //
-// C++ turns it into a plain struct with ATTNBENCH_PARAM_STRUCT(KvSelectionParams,
-// ATTNBENCH_KV_SELECTION_FIELDS); a shader does the same with the macro of the same name in
+// C++ turns it into a plain struct with ATTNBENCH_PARAM_STRUCT(SelectionParams,
+// ATTNBENCH_SELECTION_FIELDS); a shader does the same with the macro of the same name in
 // impls/vulkan/shaders/param_struct.glsl and puts the struct into its push-constant block. Every
 // field is 4 bytes (i32, u32, f32), so the C++ layout and the shader's std430 layout are the same
 // offsets by construction: no member-for-member copy to keep in step. A 64-bit value (a seed) is

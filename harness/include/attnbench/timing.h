@@ -1,4 +1,4 @@
-// Timing through Google Benchmark (docs/design.md "Running"): each (case, impl) becomes a benchmark
+// Timing through Google Benchmark (docs/design.md "Timing"): each (case, impl) becomes a benchmark
 // registered at run time with UseManualTime() and the backend's device timer, at least 9
 // repetitions after a warm-up, and Google Benchmark's own statistics (mean, median, stddev, cv).
 // A sample is a batch of back-to-back launches, sized so a sample lasts at least

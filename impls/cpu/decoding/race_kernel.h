@@ -34,7 +34,6 @@ struct PhiloxSite {
 inline size_t race_scratch_words(int64_t n) { return static_cast<size_t>(n + 4 + 4 * 16); }
 
 struct Kernels {
-  int vector_width;
   // Tokens [x0, x1) of the weights.
   RaceBest (*race)(const Weights& w, int64_t x0, int64_t x1, const PhiloxSite& site, uint64_t first_element,
                    uint32_t* scratch);

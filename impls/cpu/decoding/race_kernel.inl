@@ -34,43 +34,34 @@ RaceBest race(const Weights& wt, int64_t x0, int64_t x1, const PhiloxSite& site,
   V best_key = S::set1(-INFINITY), best_index = S::set1(-1.0f);  // indices < 2^24: exact in fp32
   const V lanes = M::iota();
   int32_t first_positive = -1;
+  const float* src = lw ? lw : p;            // what the race reads per token
+  const float none = lw ? -INFINITY : 0.0f;  // the value of a token that takes no part
   alignas(64) float wbuf[W], pt[W], qt[W];
   alignas(64) uint32_t ut[W];
   for (int64_t x = x0; x < x1; x += W) {
     const int64_t n = std::min<int64_t>(W, x1 - x);
-    // The tail is padded: w = 0 (log-weight −inf) for padded lanes, so they never win.
-    const float* pv = p + x;
+    const float* wv = src + x;
     const float* qv = q ? q + x : nullptr;
-    const float* lv = lw ? lw + x : nullptr;
     const uint32_t* uv = words + (x - x0);
-    if (n < W) {
-      std::fill(pt, pt + W, lw ? -INFINITY : 0.0f);
+    if (n < W) {  // the tail is padded with tokens that take no part, so they never win
+      std::fill(pt, pt + W, none);
       std::fill(qt, qt + W, 0.0f);
       std::fill(ut, ut + W, 0u);
-      std::copy_n(lw ? lw + x : p + x, n, pt);
+      std::copy_n(src + x, n, pt);
       if (q) std::copy_n(q + x, n, qt);
       std::copy_n(words + (x - x0), n, ut);
-      pv = lv = pt;
+      wv = pt;
       qv = q ? qt : nullptr;
       uv = ut;
     }
     const V u = M::uniforms(uv);
-    V key;
-    if (lw) {
-      const V l = S::load(lv);
-      key = S::sub(l, M::log(S::sub(S::zero(), M::log(u))));
-      S::store(wbuf, l);
-      if (first_positive < 0)
-        for (int i = 0; i < n && first_positive < 0; ++i)
-          if (wbuf[i] > -INFINITY) first_positive = static_cast<int32_t>(x + i);
-    } else {
-      const V w = qv ? S::max(S::sub(S::load(pv), S::load(qv)), S::zero()) : S::load(pv);
-      key = keys(w, u);
-      if (first_positive < 0) {
-        S::store(wbuf, w);
-        for (int i = 0; i < n && first_positive < 0; ++i)
-          if (wbuf[i] > 0) first_positive = static_cast<int32_t>(x + i);
-      }
+    // log-weights, or weights (the residual max(0, p − q) with q)
+    const V w = lw || !qv ? S::load(wv) : S::max(S::sub(S::load(wv), S::load(qv)), S::zero());
+    const V key = lw ? S::sub(w, M::log(S::sub(S::zero(), M::log(u)))) : keys(w, u);
+    if (first_positive < 0) {
+      S::store(wbuf, w);
+      for (int i = 0; i < n && first_positive < 0; ++i)
+        if (wbuf[i] > none) first_positive = static_cast<int32_t>(x + i);
     }
     // Each lane keeps its first (smallest-index) best: only a strictly greater key replaces it.
     M::keep_greater(key, S::add(S::set1(static_cast<float>(x)), lanes), best_key, best_index);
@@ -94,7 +85,7 @@ RaceBest race(const Weights& wt, int64_t x0, int64_t x1, const PhiloxSite& site,
 namespace attnbench::cpu {
 template <>
 const race::Kernels& isa_kernels<race::Kernels, Isa::ATTNBENCH_ISA>() {
-  static const race::Kernels table{race::ATTNBENCH_ISA::W, &race::ATTNBENCH_ISA::race};
+  static const race::Kernels table{&race::ATTNBENCH_ISA::race};
   return table;
 }
 }  // namespace attnbench::cpu

@@ -15,11 +15,11 @@ class CpuKnorm final : public CpuScoredSelection {
 
   void score() override {
     const kvcomp::SelectionParams& s = selection();
-    const size_t row_bytes = static_cast<size_t>(s.kv_len) * s.head_dim * s.elem_bytes;
+    const size_t key_bytes = static_cast<size_t>(s.head_dim) * s.elem_bytes;
     pool().parallel_for(kvcomp::cache_rows(s), [&](int64_t begin, int64_t end) {
-      for (int64_t row = begin; row < end; ++row)
-        kernels_->scores(static_cast<const char*>(k_) + row * row_bytes, dtype_, s.kv_len, s.head_dim,
-                         scores() + row * s.candidates);
+      for (int64_t row = begin; row < end; ++row)  // the row's candidates: keys sinks .. sinks + C − 1
+        kernels_->scores(static_cast<const char*>(k_) + (row * s.kv_len + s.sinks) * key_bytes, dtype_, s.candidates,
+                         s.head_dim, scores() + row * s.candidates);
     });
   }
 

@@ -48,7 +48,7 @@ void pool_group(const float* raw, int64_t C, int64_t G, int64_t r, bool is_max, 
 namespace attnbench::cpu {
 template <>
 const kv::PoolKernels& isa_kernels<kv::PoolKernels, Isa::ATTNBENCH_ISA>() {
-  static const kv::PoolKernels table{kv::ATTNBENCH_ISA::W, &kv::ATTNBENCH_ISA::pool_group};
+  static const kv::PoolKernels table{&kv::ATTNBENCH_ISA::pool_group};
   return table;
 }
 }  // namespace attnbench::cpu

@@ -7,8 +7,7 @@ namespace attnbench::cpu::kv {
 
 void select_row(const kvcomp::SelectionParams& s, const float* scores, const int32_t* row_budget, int64_t row,
                 int32_t* order, int32_t* kept_idx, int32_t* kept_len) {
-  const int32_t kept =
-      s.row_budgets ? std::clamp(row_budget[row], s.sinks + s.recent, std::min(s.kv_len, s.capacity)) : s.kept;
+  const int32_t kept = s.row_budgets ? kvcomp::clamp_row_budget(s, row_budget[row]) : s.kept;
   const int32_t k = kvcomp::top_k_of(s, kept);
   int32_t* idx = kept_idx + row * s.capacity;
   for (int32_t r = 0; r < s.sinks; ++r) idx[r] = r;

@@ -19,7 +19,6 @@
 namespace attnbench::cpu::kv {
 
 struct PoolKernels {
-  int vector_width;
   // scores[0, C) of cache row `row` from raw rows row·G .. row·G + G − 1.
   void (*pool_group)(const float* raw, int64_t C, int64_t G, int64_t radius, bool is_max, int64_t row, float* scratch,
                      float* scores);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "attnbench/error.h"
+
 namespace attnbench::cpu {
 
 namespace {
@@ -24,13 +26,16 @@ void CpuScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffer
   const int64_t C = std::max<int32_t>(1, s_.candidates);
   scores_ = alloc.allocate(kvcomp::score_rows(s_) * C * sizeof(float), "selection.scores");
   row_budget_ = alloc.allocate(kvcomp::cache_rows(s_) * sizeof(int32_t), "selection.row_budget");
-  // Per thread: the selection's two index arrays, or the pooling's floats.
-  scratch_words_ = std::max<size_t>(2 * C, kv::pool_scratch_floats(C, 511)) + 16;
-  scratch_ = alloc.allocate(scratch_words_ * pool_->size() * sizeof(float), "selection.scratch");
   if (kvcomp::scores_needed(s_)) prepare_scores(c, *cpu_, io);
+  // Per thread: the selection's two index arrays, or the pooling's floats.
+  const size_t pooling = pool_radius_ < 0 ? 0 : kv::pool_scratch_floats(C, pool_radius_);
+  scratch_words_ = std::max<size_t>(2 * C, pooling) + 16;
+  scratch_ = alloc.allocate(scratch_words_ * pool_->size() * sizeof(float), "selection.scratch");
 }
 
-void CpuScoredSelection::pool_into_scores(const float* raw, int64_t radius, bool is_max) {
+void CpuScoredSelection::pool_into_scores(const float* raw, bool is_max) {
+  ATTNBENCH_ASSERT(pool_radius_ >= 0, "pool_into_scores() without reserve_pooling() in prepare_scores()");
+  const int64_t radius = pool_radius_;
   const kv::PoolKernels& kernels = cpu_->kernels<kv::PoolKernels>();
   float* scratch = scratch_->ptr<float>();
   pool_->parallel_for_slots(kvcomp::cache_rows(s_), [&](int64_t begin, int64_t end, unsigned slot) {

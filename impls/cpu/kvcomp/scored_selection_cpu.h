@@ -1,6 +1,7 @@
 // The CPU side of the KV-selection contract (reference/kvcomp/scored_selection.h). A method's impl
-// derives from CpuScoredSelection and brings only its scoring: prepare_scores() to allocate what
-// it needs (shapes only), score() to fill scores() — directly, or through pool_into_scores(). A
+// derives from CpuScoredSelection and brings only its scoring: unsupported() for its own limits,
+// prepare_scores() to allocate what it needs (shapes only; reserve_pooling() before using the
+// pooling stage), score() to fill scores() — directly, or through pool_into_scores(). A
 // positional method (no candidates ranked) overrides nothing. This base does the rest, in run():
 //   score()                        when some candidate is kept by score
 //   select   per row, parallel     forced tokens, top_k by the tie rule, lengths (kv_stages.h)
@@ -10,14 +11,13 @@
 #pragma once
 
 #include "../runtime/cpu_backend.h"
-#include "attnbench/impl.h"
 #include "kv_stages.h"
+#include "reference/kvcomp/scored_selection_impl.h"
 
 namespace attnbench::cpu {
 
-class CpuScoredSelection : public Impl {
+class CpuScoredSelection : public kvcomp::ScoredSelectionImpl {
  public:
-  Support supports(const Case& /*c*/, const DeviceLimits& /*limits*/) const override { return Support::yes(); }
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) final;
   void run() final;
 
@@ -31,8 +31,10 @@ class CpuScoredSelection : public Impl {
   ThreadPool& pool() const { return *pool_; }
   float* scores() const { return scores_->ptr<float>(); }
   int32_t* row_budget() const { return row_budget_->ptr<int32_t>(); }
-  // The family's pooling stage: raw [batch·q_heads, candidates] per query head into scores().
-  void pool_into_scores(const float* raw, int64_t radius, bool is_max);
+  // The family's pooling stage: raw [batch·q_heads, candidates] per query head into scores(),
+  // over keys within `radius`; prepare_scores() reserves its scratch with reserve_pooling(radius).
+  void reserve_pooling(int64_t radius) { pool_radius_ = radius; }
+  void pool_into_scores(const float* raw, bool is_max);
 
  private:
   kvcomp::SelectionParams s_{};
@@ -41,6 +43,7 @@ class CpuScoredSelection : public Impl {
   const void *k_ = nullptr, *v_ = nullptr;
   void *k_kept_ = nullptr, *v_kept_ = nullptr;
   int32_t *kept_idx_ = nullptr, *kept_len_ = nullptr;
+  int64_t pool_radius_ = -1;  // no pooling
   size_t scratch_words_ = 0;
   BufferPtr scores_, row_budget_, scratch_;
 };

@@ -9,17 +9,15 @@ namespace attnbench::cpu {
 namespace {
 
 class CpuSnapkv final : public CpuScoredSelection {
- public:
-  Support supports(const Case& c, const DeviceLimits& limits) const override {
+  std::string unsupported(const Case& c, const DeviceLimits& limits) const override {
     // Each thread keeps the logits of the whole window: obs_window × kv_len floats.
     const uint64_t per_thread = snapkv::scratch_floats(problem(c, 16)) * sizeof(float);
     if (limits.max_buffer_bytes && per_thread * std::max<uint32_t>(1, limits.compute_units) > limits.max_buffer_bytes)
-      return Support::no(cat("the window's logits need ", per_thread, " bytes per thread; the allocator allows ",
-                             limits.max_buffer_bytes, " in all"));
-    return Support::yes();
+      return cat("the window's logits need ", per_thread, " bytes per thread; the allocator allows ",
+                 limits.max_buffer_bytes, " in all");
+    return {};
   }
 
- private:
   static snapkv::Problem problem(const Case& c, int64_t width) {
     const kvcomp::SelectionParams s = kvcomp::selection_params(c);
     return {s, kvcomp::snapkv_params(c), c.dtype, (s.head_dim + width - 1) / width * width, nullptr, nullptr, nullptr};
@@ -34,6 +32,7 @@ class CpuSnapkv final : public CpuScoredSelection {
     p_.q = io["q_obs"].ptr();
     p_.k = io["k"].ptr();
     p_.a = a_->ptr<float>();
+    reserve_pooling(p_.m.pool_radius);
   }
 
   void score() override {
@@ -42,7 +41,7 @@ class CpuSnapkv final : public CpuScoredSelection {
       for (int64_t bh = begin; bh < end; ++bh)
         kernels_->window_scores(p_, bh / p_.s.q_heads, bh % p_.s.q_heads, scratch + slot * scratch_floats_);
     });
-    pool_into_scores(p_.a, p_.m.pool_radius, p_.m.pool_max != 0);
+    pool_into_scores(p_.a, p_.m.pool_max != 0);
   }
 
   const snapkv::Kernels* kernels_ = nullptr;

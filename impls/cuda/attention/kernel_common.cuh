@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "../runtime/device_math.cuh"
 #include "../runtime/ptx.cuh"
 #include "attention_launch.h"
 
@@ -47,8 +48,6 @@ __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
 
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
-
 // A row's natural-log LSE from its base-2 running max mx = fl(max·scale_log2) and sum l > 0:
 // max·scale + ln l, evaluated once per row in fp64 (mx / scale_log2 recovers max·scale to one
 // fp32 rounding; mx·ln 2 in fp32 would add three more).
@@ -56,7 +55,8 @@ __device__ __forceinline__ float natural_lse(float mx, float l, const Params& p)
   return static_cast<float>(static_cast<double>(mx) / p.scale_log2 * p.s.scale + log(static_cast<double>(l)));
 }
 
-// Keys [0, end) are visible to query i of a sequence with kv_len keys (bottom-right causal).
+// Keys [0, end) are visible to query i of a sequence with kv_len keys (bottom-right causal): the
+// 32-bit twin of attention::visible_end, kept in int so the hot loops stay in 32-bit registers.
 __device__ __forceinline__ int visible_end(int kv_len, int q_len, int i, bool causal) {
   if (!causal) return kv_len;
   const int end = kv_len - q_len + i + 1;

@@ -13,12 +13,12 @@
 
 #include <cstdint>
 
+#include "../runtime/device_math.cuh"
 #include "../runtime/philox.cuh"
 #include "race_common.h"
 
 namespace attnbench::cuda::race {
 
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
 __device__ __forceinline__ Candidate none() { return {neg_inf(), -1, kNoToken}; }
 
 // log(−log u) of a word's uniform: +inf at u = 0.

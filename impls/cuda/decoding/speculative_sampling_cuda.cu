@@ -174,25 +174,20 @@ cudaError_t finish_launch(const Params& p, cudaStream_t stream) {
 
 }  // namespace attnbench::cuda::speculative
 
-// For tests/cuda/speculative_sampling_cuda_test.cpp (found with dlsym, as philox_words.cu's entry):
-// the Philox words the kernels draw for `rows` rows of a (K, V) case, walked span by span like the
-// race (span_tokens a multiple of 4, lanes 4..32), into host arrays accept [rows·K] and
-// race [rows·(K+1)·V]. The kernels' uniform of a word is DevicePhilox::uniform_of, checked by
-// tests/cuda/philox_cuda_test.cpp. Returns 0, or −1 with a message in err.
-extern "C" int attnbench_cuda_spec_draws(uint64_t seed, uint32_t accept_stream, uint32_t race_stream, uint32_t domain,
-                                         int64_t rows, int draft_len, int vocab, int span_tokens, int lanes,
-                                         uint32_t* accept, uint32_t* race, char* err, size_t err_len) {
+// For tests/cuda/decoding/speculative_sampling_cuda_test.cpp (found with dlsym, as philox_words.cu's entry):
+// the Philox words the kernels draw for the rows of a case (its parameters s: shape, seed and
+// streams), walked span by span like the race (span_tokens a multiple of 4, lanes 4..32), into
+// host arrays accept [rows·K] and race [rows·(K+1)·V]. The kernels' uniform of a word is DevicePhilox::uniform_of, checked by
+// tests/cuda/runtime/philox_cuda_test.cpp. Returns 0, or −1 with a message in err.
+extern "C" int attnbench_cuda_spec_draws(const attnbench::decoding::SpeculativeParams* s, uint32_t domain,
+                                         int span_tokens, int lanes, uint32_t* accept, uint32_t* race, char* err,
+                                         size_t err_len) {
   using namespace attnbench::cuda;
   using namespace attnbench::cuda::speculative;
   Params p{};
-  p.s.rows = static_cast<int32_t>(rows);
-  p.s.prob_rows = static_cast<int32_t>(rows);
-  p.s.draft_len = draft_len;
-  p.s.vocab = vocab;
-  p.s.seed_lo = static_cast<uint32_t>(seed);
-  p.s.seed_hi = static_cast<uint32_t>(seed >> 32);
-  p.s.accept_stream = accept_stream;
-  p.s.race_stream = race_stream;
+  p.s = *s;
+  const int64_t rows = s->rows;
+  const int draft_len = s->draft_len, vocab = s->vocab;
   p.span_tokens = span_tokens;
   p.spans = (vocab + span_tokens - 1) / span_tokens;
   p.lanes = lanes;

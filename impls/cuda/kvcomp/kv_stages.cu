@@ -1,11 +1,10 @@
 // The KV-selection family's stages on CUDA (kv_stages.h).
+#include "../runtime/device_math.cuh"
 #include "../runtime/entry_result.h"
 #include "kv_stages.h"
 
 namespace attnbench::cuda::kv {
 namespace {
-
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
 
 // score[j] = (1/G)·Σ_h pool(raw_h)[j] for candidates j0 .. j0 + kPoolThreads − 1; each head's
 // window of a (with the radius on both sides) is staged in shared memory, out-of-range elements
@@ -64,11 +63,9 @@ __device__ __forceinline__ int block_rank(bool flag, int* warp_counts, int* tota
   return before;
 }
 
-// The row's length: the uniform budget, or its own clamped to [forced, min(kv_len, capacity)].
+// The row's length: the uniform budget, or its own, clamped.
 __device__ __forceinline__ int row_kept(const StageArgs& a, int64_t row) {
-  const kvcomp::SelectionParams& s = a.sel;
-  if (!s.row_budgets) return s.kept;
-  return min(max(a.row_budget[row], s.sinks + s.recent), min(s.kv_len, s.capacity));
+  return a.sel.row_budgets ? kvcomp::clamp_row_budget(a.sel, a.row_budget[row]) : a.sel.kept;
 }
 
 __global__ void __launch_bounds__(kSelectThreads) select_kernel(const StageArgs a) {
@@ -231,7 +228,7 @@ cudaError_t gather_launch(const StageArgs& a, cudaStream_t stream) {
 
 }  // namespace attnbench::cuda::kv
 
-// For tests/cuda/kvcomp/kv_stages_cuda_test.cpp (found with dlsym, as philox_words.cu's entry): the
+// For tests/cuda/kvcomp/scored_selection_cuda_test.cpp (found with dlsym, as philox_words.cu's entry): the
 // select kernel alone on host scores [score rows, candidates] and, with per-row budgets, host
 // row_budget [rows]; writes kept_idx [rows, capacity] and kept_len [rows]. Returns 0, or −1 with a
 // message in err.

@@ -7,13 +7,10 @@
 
 namespace attnbench::cuda {
 
-Support CudaScoredSelection::supports(const Case& c, const DeviceLimits& limits) const {
-  const kvcomp::SelectionParams s = kvcomp::selection_params(c);
+std::string CudaScoredSelection::stages_unsupported(const kvcomp::SelectionParams& s, const DeviceLimits&) const {
   const int64_t grid = kv::stages_grid(s), grid_limit = (int64_t{1} << 31) - 1;
-  if (grid > grid_limit)
-    return Support::no(cat("the selection stages need ", grid, " CTAs in one grid; CUDA allows ", grid_limit));
-  const std::string why = kvcomp::scores_needed(s) ? unsupported(c, limits) : "";
-  return why.empty() ? Support::yes() : Support::no(why);
+  if (grid > grid_limit) return cat("the selection stages need ", grid, " CTAs in one grid; CUDA allows ", grid_limit);
+  return {};
 }
 
 void CudaScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffers& io) {

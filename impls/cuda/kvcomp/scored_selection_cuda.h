@@ -1,30 +1,25 @@
-// The CUDA side of the KV-selection contract (reference/kvcomp/scored_selection.h). A method's impl
-// derives from CudaScoredSelection and brings only its scoring:
-//   unsupported()      the method's own limits (dtypes, grids, shared memory, workspaces)
-//   prepare_scores()   shapes only: configure its kernels, allocate workspaces
-//   score(stream)      enqueue the kernels that fill scores() (pool_into_scores() for the shared
-//                      pooling stage)
-// A positional method overrides nothing. run() enqueues score() when some candidate is kept by
-// score, then the family's select and gather (kv_stages.h); the scorer's hooks are called only
-// for such cases.
+// The CUDA side of the KV-selection contract (reference/kvcomp/scored_selection.h; the split
+// between scorer and stages is in docs/design.md). On CUDA a scorer's hooks are unsupported()
+// (dtypes, grids, shared memory), prepare_scores() (configure kernels, allocate workspaces) and
+// score(stream), which enqueues the kernels that fill scores(), through pool_into_scores() where
+// it pools; run() adds kv_stages.h's select and gather on the same stream.
 #pragma once
 
 #include <string>
 
 #include "../runtime/cuda_backend.h"
-#include "attnbench/impl.h"
 #include "kv_stages.h"
+#include "reference/kvcomp/scored_selection_impl.h"
 
 namespace attnbench::cuda {
 
-class CudaScoredSelection : public Impl {
+class CudaScoredSelection : public kvcomp::ScoredSelectionImpl {
  public:
-  Support supports(const Case& c, const DeviceLimits& limits) const final;
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) final;
   void run() final;
 
  protected:
-  virtual std::string unsupported(const Case& /*c*/, const DeviceLimits& /*limits*/) const { return {}; }
+  std::string stages_unsupported(const kvcomp::SelectionParams& s, const DeviceLimits& limits) const final;
   virtual void prepare_scores(const Case& /*c*/, CudaBackend& /*be*/, const IoBuffers& /*io*/) {}
   virtual void score(cudaStream_t /*stream*/) {}
 

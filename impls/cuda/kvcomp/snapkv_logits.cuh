@@ -29,7 +29,6 @@
 
 namespace attnbench::cuda::snapkv {
 
-using attn::neg_inf;
 using attn::to_f32;
 
 // (m, l) of a softmax over a set of logits: max and Σ exp(x − max). (−inf, 0) is the empty set.

@@ -1,6 +1,6 @@
 // NVML through dlopen of libnvidia-ml.so.1 (installed with the driver), so the binary neither
 // links nor needs NVML: where the library or a symbol is missing, the readings are simply absent.
-// Used for the per-sample clocks and throttle reasons of docs/design.md "Running" and the driver version.
+// Used for the per-sample clocks and throttle reasons of docs/design.md "Timing" and the driver version.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 //   key = (seed low, seed high), counter = (index low, index high, stream, domain),
 //   word n of a stream = word n mod 4 of the block at index n div 4,
 //   a method's draw n is the fp32 uniform (w_n >> 8)·2^-24.
-// tests/cuda/philox_cuda_test.cpp compares device words and uniforms with the CPU's.
+// tests/cuda/runtime/philox_cuda_test.cpp compares device words and uniforms with the CPU's.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Device-generated Philox words and uniforms for the cross-check in tests/cuda/philox_cuda_test.cpp.
+// Device-generated Philox words and uniforms for the cross-check in tests/cuda/runtime/philox_cuda_test.cpp.
 // Exported with C linkage so the test finds it with dlsym: the test binary is built whether or not
 // the CUDA backend is, and must not need this symbol at link time.
 #include <cuda_runtime_api.h>

@@ -18,18 +18,12 @@ Push base_push(const attention::AttentionParams& s) {
   return p;
 }
 
-// Splits the keys so that about `target` workgroups run, each split a multiple of `step` keys
-// and at least `min_steps` steps long; `forced` (vulkan.splits) overrides the choice.
-void choose_splits(Push& push, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t min_steps, uint32_t forced) {
-  AttentionPlan& p = push.plan;
-  const auto kv_cap = static_cast<uint32_t>(push.s.kv_cap);
-  uint32_t splits = 1;
-  if (forced > 0) splits = forced;
-  else if (base_groups < target && kv_cap > 0)
-    splits = std::clamp<uint32_t>(ceil_div(target, base_groups), 1, std::max(1u, kv_cap / (step * min_steps)));
-  p.split_len = kv_cap == 0 ? step : round_up(ceil_div(kv_cap, splits), step);
-  p.splits = kv_cap == 0 ? 1 : ceil_div(kv_cap, p.split_len);
-  p.groups = static_cast<uint32_t>(base_groups * p.splits);
+// The keys' splits (split_keys) and the grid they give.
+void choose_splits(Push& push, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t forced) {
+  const KeySplits k = split_keys(static_cast<uint32_t>(push.s.kv_cap), base_groups, target, step, forced);
+  push.plan.splits = k.splits;
+  push.plan.split_len = k.split_len;
+  push.plan.groups = static_cast<uint32_t>(base_groups * k.splits);
 }
 
 // Index arithmetic in the shaders is 32-bit, and each tensor is one binding.
@@ -65,9 +59,9 @@ Plan plan_split_kv(const attention::AttentionParams& s, DType dtype, const Devic
   p.push.plan.row_blocks = row_blocks;
   const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * row_blocks;
   // About 16 workgroups per compute unit: several waves, so the last one leaves little idle.
-  choose_splits(p.push, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, 4, d.forced_splits);
+  choose_splits(p.push, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, d.forced_splits);
   p.shader = "attention_decode";
-  p.constants = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
+  p.constants = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, vec16(D, dtype_size(dtype))};
   p.partial_stride = 8 * nch;
   p.shared_bytes = shared(nt, rb);
   return p;
@@ -93,9 +87,9 @@ Plan plan_tiled(const attention::AttentionParams& s, DType dtype, const DeviceVi
     const uint32_t rows = p.push.plan.rows;
     p.push.plan.row_blocks = ceil_div(std::max(rows, 1u), br);
     const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * p.push.plan.row_blocks;
-    choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4, d.forced_splits);
+    choose_splits(p.push, base, uint64_t{2} * d.cus, bc, d.forced_splits);
     p.shader = "attention_prefill";
-    p.constants = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, (D * dtype_size(dtype)) % 16 == 0 ? 1u : 0u};
+    p.constants = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, vec16(D, dtype_size(dtype))};
     p.partial_stride = dp;
     p.shared_bytes = shared(br, bc);
     return p;
@@ -105,12 +99,6 @@ Plan plan_tiled(const attention::AttentionParams& s, DType dtype, const DeviceVi
 }
 
 }  // namespace
-
-std::string Plan::describe() const {
-  std::string s = shader + "[";
-  for (size_t i = 0; i < constants.size(); ++i) s += cat(i ? "," : "", constants[i]);
-  return cat(s, "] groups=", push.plan.groups, " splits=", push.plan.splits, " split_len=", push.plan.split_len, " shared=", shared_bytes);
-}
 
 uint64_t partial_ml_bytes(const attention::AttentionParams& s, const Plan& p) {
   return static_cast<uint64_t>(s.batch) * s.q_heads * s.q_len * p.push.plan.splits * 8;
@@ -206,7 +194,7 @@ Plan plan_coopmat_nv(const attention::AttentionParams& s, DType dtype, const Dev
   p.push = base_push(s);
   p.push.plan.row_blocks = ceil_div(std::max(p.push.plan.rows, 1u), br);
   const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * p.push.plan.row_blocks;
-  choose_splits(p.push, base, uint64_t{2} * d.cus, bc, 4, d.forced_splits);
+  choose_splits(p.push, base, uint64_t{2} * d.cus, bc, d.forced_splits);
   p.shader = "attention_prefill_coopmat_nv";
   p.constants = {nt, D, bc, 16, nn, 16, sg, static_cast<uint32_t>(shared_words(bc))};
   p.partial_stride = D;

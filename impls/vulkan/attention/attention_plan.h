@@ -46,7 +46,6 @@ struct Plan {
   Push push{};
   uint32_t partial_stride = 0;  // floats per partial O row (the kernel's padded head_dim)
   uint64_t shared_bytes = 0;
-  std::string describe() const;  // "attention_prefill BR=32 BC=16 ... splits=1"
 };
 
 // The portable variant: the split-KV kernel for few rows per KV head (or when no tile fits),

@@ -5,11 +5,6 @@
 
 namespace attnbench::vulkan::speculative {
 
-std::string Plan::describe() const {
-  return cat("race[", threads, ",", team, ",", wide ? "wide" : "narrow", "] spans=", spans, " span_len=", span_len,
-             " groups=", race_groups, finalize_groups ? cat(" finalize[", finalize_threads, ",", finalize_team, "]") : "");
-}
-
 Plan plan_race(const decoding::SpeculativeParams& s, const DeviceLimits& limits) {
   const DeviceView d(limits);
   Plan p;

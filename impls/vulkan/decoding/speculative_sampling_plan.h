@@ -46,7 +46,6 @@ struct Plan {
   uint64_t race_groups = 0;
   uint32_t finalize_threads = 0, finalize_team = 0;
   uint64_t finalize_groups = 0;  // 0: one span, no finalize pass
-  std::string describe() const;
 };
 
 Plan plan_race(const decoding::SpeculativeParams& s, const DeviceLimits& limits);

@@ -6,27 +6,21 @@
 namespace attnbench::vulkan {
 namespace {
 
-struct KnormPush {
-  kvcomp::SelectionParams sel;
-  uint32_t groups;
-};
-
 class VulkanKnorm final : public VulkanScoredSelection {
   void prepare_scores(const Case& c, const IoBuffers& io) override {
     const kvcomp::SelectionParams& s = selection();
     const DeviceView d(backend().probe().limits);
     const uint32_t threads = d.workgroup(128), lanes = std::min(threads, pow2_ceil(ceil_div(s.head_dim, 8)));
-    const bool vec = (static_cast<uint64_t>(s.head_dim) * s.elem_bytes) % 16 == 0;
     const Pipeline& p = backend().pipeline(
-        "knorm_scores", {threads, dtype_code(c.dtype), static_cast<uint32_t>(s.head_dim), lanes, vec ? 1u : 0u}, 2);
+        "knorm_scores", {threads, dtype_code(c.dtype), static_cast<uint32_t>(s.head_dim), lanes, vec16(s.head_dim, s.elem_bytes)}, 2);
     scores_ = backend().bind(p, {&io["k"], &scores()});
-    push_ = {s, ceil_div(kvcomp::cache_rows(s) * static_cast<uint64_t>(s.candidates), threads / lanes)};
+    push_ = {s, {ceil_div(kvcomp::cache_rows(s) * static_cast<uint64_t>(s.candidates), threads / lanes)}};
   }
 
-  void score() override { backend().dispatch(*scores_, push_, push_.groups); }
+  void score() override { backend().dispatch(*scores_, push_, push_.plan.groups); }
 
   std::unique_ptr<BoundPipeline> scores_;
-  KnormPush push_{};
+  kv::ScorePush push_{};
 };
 
 }  // namespace

@@ -19,7 +19,10 @@
   X(f32, pre_scale) /* times the sum of the segments (1/window) */      \
   X(f32, inv_group) /* 1 / group, rounded once on the host */
 
-#define ATTNBENCH_KV_GATHER_PLAN(X) X(u32, words) /* 32-bit or 16-byte words of each of k_kept, v_kept */
+#define ATTNBENCH_KV_GATHER_PLAN(X) X(u32, words) /* 2-, 4- or 16-byte words of each of k_kept, v_kept */
+
+// A score shader that needs only the selection and its grid (knorm's).
+#define ATTNBENCH_KV_SCORE_PLAN(X) X(u32, groups) /* workgroups launched */
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -34,6 +37,7 @@ namespace attnbench::vulkan::kv {
 
 ATTNBENCH_PARAM_STRUCT(PoolPlan, ATTNBENCH_KV_POOL_PLAN);
 ATTNBENCH_PARAM_STRUCT(GatherPlan, ATTNBENCH_KV_GATHER_PLAN);
+ATTNBENCH_PARAM_STRUCT(ScorePlan, ATTNBENCH_KV_SCORE_PLAN);
 
 struct SelectPush {
   kvcomp::SelectionParams sel;
@@ -45,6 +49,10 @@ struct PoolPush {
 struct GatherPush {
   kvcomp::SelectionParams sel;
   GatherPlan plan;
+};
+struct ScorePush {
+  kvcomp::SelectionParams sel;
+  ScorePlan plan;
 };
 
 // The stages' shapes for a case on a device: pure functions of the selection and the limits.

@@ -6,13 +6,6 @@
 
 namespace attnbench::vulkan {
 
-Support VulkanScoredSelection::supports(const Case& c, const DeviceLimits& limits) const {
-  const kv::StagesPlan p = kv::plan_stages(kvcomp::selection_params(c), limits);
-  if (!p.unsupported.empty()) return Support::no(p.unsupported);
-  const std::string why = kvcomp::scores_needed(p.select.sel) ? unsupported(c, limits) : "";
-  return why.empty() ? Support::yes() : Support::no(why);
-}
-
 void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffers& io) {
   be_ = &as_vulkan(backend);
   const kvcomp::SelectionParams s = kvcomp::selection_params(c);

@@ -1,37 +1,37 @@
-// The Vulkan side of the KV-selection contract (reference/kvcomp/scored_selection.h). A method's
-// impl derives from VulkanScoredSelection and brings only its scoring:
-//   unsupported()       the method's own limits (its shaders' features, tiles, bindings)
-//   prepare_scores()    shapes only: its pipelines and workspaces (bind_pool() for the shared
-//                       pooling stage), binding the output to scores()
-//   score()             records the dispatches that fill scores() (ending with dispatch_pool())
-// A positional method overrides nothing. run() records score() when some candidate is kept by
-// score, then the family's kv_select and kv_gather (kv_stages.h); the scorer's hooks are called
-// only for such cases.
+// The Vulkan side of the KV-selection contract (reference/kvcomp/scored_selection.h; the split
+// between scorer and stages is in docs/design.md). On Vulkan a scorer builds pipelines bound to
+// scores() in prepare_scores() (bind_pool() where it pools), records their dispatches in score()
+// (ending with dispatch_pool()), and names its shaders' limits in unsupported(); run() adds
+// kv_stages.h's kv_select and kv_gather to the same command buffer.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "../runtime/vulkan_backend.h"
-#include "attnbench/impl.h"
 #include "kv_stages.h"
+#include "reference/kvcomp/scored_selection_impl.h"
 
 namespace attnbench::vulkan {
 
-class VulkanScoredSelection : public Impl {
+class VulkanScoredSelection : public kvcomp::ScoredSelectionImpl {
  public:
-  Support supports(const Case& c, const DeviceLimits& limits) const final;
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) final;
   void run() final;
 
  protected:
-  virtual std::string unsupported(const Case& /*c*/, const DeviceLimits& /*limits*/) const { return {}; }
+  std::string stages_unsupported(const kvcomp::SelectionParams& s, const DeviceLimits& limits) const final {
+    return kv::plan_stages(s, limits).unsupported;
+  }
   virtual void prepare_scores(const Case& /*c*/, const IoBuffers& /*io*/) {}
   virtual void score() {}
 
   VulkanBackend& backend() const { return *be_; }
   const kvcomp::SelectionParams& selection() const { return stages_.select.sel; }
   const Buffer& scores() const { return *scores_; }
+  // Each row's budget [batch·kv_heads] i32, read by the select stage when the method has per-row
+  // budgets (a scorer's shader writes it, binding the buffer in prepare_scores()).
+  const Buffer& row_budget() const { return *row_budget_; }
   // The family's pooling stage from `raw` [batch·q_heads, segments, candidates] into scores().
   void bind_pool(const kv::PoolStage& stage, const Buffer& raw);
   void dispatch_pool();

@@ -21,25 +21,7 @@ uint64_t scores_shared_bytes(const Tile& t) {
   return stage + std::max(stats, sums);
 }
 
-// Keys per split so that about `target` workgroups run, each split a multiple of `step` keys
-// and at least four steps long; `forced` (vulkan.splits) overrides.
-void split_keys(uint32_t keys, uint64_t base, uint64_t target, uint32_t step, uint32_t forced, uint32_t& splits,
-                uint32_t& split_len) {
-  uint32_t n = 1;
-  if (forced > 0) n = forced;
-  else if (base < target) n = std::clamp<uint32_t>(ceil_div(target, base), 1, std::max(1u, keys / (4 * step)));
-  split_len = round_up(std::max(1u, ceil_div(keys, n)), step);
-  splits = std::max(1u, ceil_div(keys, split_len));
-}
-
 }  // namespace
-
-std::string Plan::describe() const {
-  std::string s = cat("snapkv scores[");
-  for (size_t i = 0; i < scores_constants.size(); ++i) s += cat(i ? "," : "", scores_constants[i]);
-  return cat(s, "] rows ", stats.plan.heads_per_block, "x", stats.plan.rows_per_head, " stats splits=", stats.plan.splits,
-             " sums splits=", sums.plan.splits, " shared=", scores_shared);
-}
 
 Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, DType dtype, const DeviceLimits& limits) {
   const DeviceView d(limits);
@@ -79,12 +61,16 @@ Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, 
   base.row_blocks = ceil_div(G, base.heads_per_block) * base.segments;
   const uint64_t blocks = B * Hkv * base.row_blocks, target = uint64_t{d.cpu ? 2u : 4u} * d.cus;
   p.stats = p.sums = {s, m, base};
-  split_keys(static_cast<uint32_t>(T), blocks, target, t.bc, d.forced_splits, p.stats.plan.splits, p.stats.plan.split_len);
-  split_keys(static_cast<uint32_t>(P), blocks, target, t.bc, d.forced_splits, p.sums.plan.splits, p.sums.plan.split_len);
+  const KeySplits stats = split_keys(static_cast<uint32_t>(T), blocks, target, t.bc, d.forced_splits);
+  p.stats.plan.splits = stats.splits;
+  p.stats.plan.split_len = stats.split_len;
+  const KeySplits sums = split_keys(static_cast<uint32_t>(P), blocks, target, t.bc, d.forced_splits);
+  p.sums.plan.splits = sums.splits;
+  p.sums.plan.split_len = sums.split_len;
   p.stats.plan.stat_splits = p.sums.plan.stat_splits = p.stats.plan.splits;
   p.stats.plan.groups = static_cast<uint32_t>(blocks * p.stats.plan.splits);
   p.sums.plan.groups = static_cast<uint32_t>(blocks * p.sums.plan.splits);
-  p.scores_constants = {nt, dtype_code(dtype), static_cast<uint32_t>(D), t.dk, t.br, t.bc, 0, (D * es) % 16 == 0 ? 1u : 0u};
+  p.scores_constants = {nt, dtype_code(dtype), static_cast<uint32_t>(D), t.dk, t.br, t.bc, 0, vec16(D, es)};
   p.scores_shared = scores_shared_bytes(t);
   p.part_ml_bytes = B * Hq * w * p.stats.plan.splits * 8;
   p.a_part_bytes = B * Hq * base.segments * P * 4;

@@ -49,7 +49,6 @@ struct Plan {
   kv::PoolStage pool;
   // Workspaces: (m, l) partials, per-head window sums.
   uint64_t part_ml_bytes = 16, a_part_bytes = 16;
-  std::string describe() const;
 };
 
 Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, DType dtype, const DeviceLimits& limits);

@@ -51,6 +51,22 @@ inline uint32_t pow2_ceil(uint32_t x) {
   return p;
 }
 
+// Whether a row of `elements` of `element_bytes` is whole 16-byte words (the shaders' VEC path).
+inline uint32_t vec16(uint64_t elements, uint64_t element_bytes) { return (elements * element_bytes) % 16 == 0 ? 1u : 0u; }
+
+// Keys per split so that about `target` workgroups run (`base` of them per split), each split a
+// multiple of `step` keys and at least four steps long; `forced` (vulkan.splits) overrides.
+struct KeySplits {
+  uint32_t splits, split_len;
+};
+inline KeySplits split_keys(uint32_t keys, uint64_t base, uint64_t target, uint32_t step, uint32_t forced) {
+  uint32_t n = 1;
+  if (forced > 0) n = forced;
+  else if (base < target) n = std::clamp<uint32_t>(ceil_div(target, base), 1, std::max(1u, keys / (4 * step)));
+  const uint32_t len = round_up(std::max(1u, ceil_div(keys, n)), step);
+  return {std::max(1u, ceil_div(keys, len)), len};
+}
+
 // The first of `features` the device lacks, as the reason `who` cannot run ("" if none).
 inline std::string missing_feature(const DeviceLimits& l, std::initializer_list<const char*> features, const char* who) {
   for (const char* f : features)

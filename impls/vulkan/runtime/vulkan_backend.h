@@ -51,8 +51,6 @@ class VulkanBackend final : public Backend {
   void dispatch(const BoundPipeline& k, const Push& push, uint64_t groups) {
     dispatch_bytes(k, &push, sizeof(Push), groups);
   }
-  // A shader without a push-constant block.
-  void dispatch(const BoundPipeline& k, uint64_t groups) { dispatch_bytes(k, nullptr, 0, groups); }
 
  private:
   class Timer;

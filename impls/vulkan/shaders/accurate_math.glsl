@@ -8,7 +8,7 @@
 // driver fuses them) and one division whose 2.5-ulp error reaches the result damped by < 0.05.
 // Every step is `precise` (SPIR-V NoContraction): without it a driver may reassociate, e.g.
 // Mesa folds n·LN2_HI + n·LN2_LO back into n·ln2, which costs 60 ulp at x = −72.
-// tests/vulkan/accurate_math_vulkan_test.cpp measures both against fp64 on the device.
+// tests/vulkan/shaders/accurate_math_vulkan_test.cpp measures both against fp64 on the device.
 #ifndef ATTNBENCH_ACCURATE_MATH_GLSL
 #define ATTNBENCH_ACCURATE_MATH_GLSL
 

@@ -1,6 +1,6 @@
 #version 450
 // Evaluates accurate_log and accurate_exp (accurate_math.glsl) on a buffer of inputs, so tests
-// can measure them against fp64 on the device (tests/vulkan/accurate_math_vulkan_test.cpp).
+// can measure them against fp64 on the device (tests/vulkan/shaders/accurate_math_vulkan_test.cpp).
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x_id = 0) in;

@@ -17,8 +17,10 @@ layout(constant_id = 4) const bool VEC = true;  // D·sizeof(dtype) is a multipl
 #include "load8.glsl"
 #include "param_struct.glsl"
 #include "reference/kvcomp/scored_selection_common.h"
+#include "kvcomp/kv_stages.h"
 
 ATTNBENCH_PARAM_STRUCT(SelectionParams, ATTNBENCH_SELECTION_FIELDS)
+ATTNBENCH_PARAM_STRUCT(ScorePlan, ATTNBENCH_KV_SCORE_PLAN)
 
 const uint NT = gl_WorkGroupSize.x, KEYS = NT / LANES;
 
@@ -27,7 +29,7 @@ layout(binding = 1) writeonly buffer Scores { float scores[]; };  // [rows, cand
 
 layout(push_constant) uniform Push {
   SelectionParams sel;
-  uint groups;
+  ScorePlan plan;
 } pc;
 
 DEFINE_LOAD8(load_k, k4, k2, k1)
@@ -36,7 +38,7 @@ shared float partial[NT];
 
 void main() {
   const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (wg >= pc.groups) return;
+  if (wg >= pc.plan.groups) return;
   const uint tid = gl_LocalInvocationIndex, lane = tid % LANES;
   const uint C = uint(pc.sel.candidates), T = uint(pc.sel.kv_len);
   const uint key = wg * KEYS + tid / LANES;  // row·C + candidate

@@ -1,7 +1,7 @@
 // The shader side of harness/include/attnbench/param_struct.h: a field list such as
-// ATTNBENCH_KV_SELECTION_FIELDS becomes a GLSL struct with the C++ struct's layout (4-byte fields
+// ATTNBENCH_SELECTION_FIELDS becomes a GLSL struct with the C++ struct's layout (4-byte fields
 // only, std430), so a push-constant block can hold the very struct the host fills.
-//   ATTNBENCH_PARAM_STRUCT(KvSelectionParams, ATTNBENCH_KV_SELECTION_FIELDS)
+//   ATTNBENCH_PARAM_STRUCT(SelectionParams, ATTNBENCH_SELECTION_FIELDS)
 #ifndef ATTNBENCH_PARAM_STRUCT_GLSL
 #define ATTNBENCH_PARAM_STRUCT_GLSL
 

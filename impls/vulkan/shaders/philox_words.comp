@@ -1,6 +1,6 @@
 #version 450
 // Writes words [first, first + count) of one Philox stream and their fp32 uniforms, so tests
-// can compare the device's generator with the host's (tests/vulkan/philox_vulkan_test.cpp).
+// can compare the device's generator with the host's (tests/vulkan/shaders/philox_vulkan_test.cpp).
 #extension GL_GOOGLE_include_directive : require
 
 layout(local_size_x_id = 0) in;

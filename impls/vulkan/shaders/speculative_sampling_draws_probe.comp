@@ -1,7 +1,7 @@
 #version 450
 // Writes the uniforms speculative_sampling_race draws, through the same index helpers (and the
 // race stage's block walk, race.glsl), so
-// tests can compare them with the host's streams (tests/vulkan/speculative_sampling_vulkan_test.cpp):
+// tests can compare them with the host's streams (tests/vulkan/decoding/speculative_sampling_vulkan_test.cpp):
 //   accept: invocation a < rows·K writes words and uniforms of (row0 + a / K, a % K)
 //   race:   invocation a < rows·(K+1)·spans walks the stretch of (row0 + row, position, span)
 //           in Philox blocks, as the race kernel does, and writes every token's word and uniform

@@ -34,21 +34,13 @@ TEST_CASE("KV-selection outputs on the CPU do not depend on the thread count", "
 }
 
 TEST_CASE("the CPU select stage: per-row budgets, shared rankings, forced tokens", "[cpu]") {
-  // Two sequences × three KV heads of 20 tokens: 2 sinks, 3 recent, 15 candidates scored per
-  // sequence (shared), each row keeping its own number of tokens (one more than it may: clamped).
-  kvcomp::SelectionParams s{};
-  s.batch = 2, s.q_heads = 3, s.kv_heads = 3, s.group = 1, s.head_dim = 4, s.kv_len = 20, s.capacity = 12;
-  s.sinks = 2, s.recent = 3, s.candidates = 15, s.shared_scores = 1, s.row_budgets = 1, s.elem_bytes = 2;
-  const std::vector<float> scores = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9,   // sequence 0 (ties at 9, 5)
-                                     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // sequence 1: all equal
-  const std::vector<int32_t> budgets = {5, 8, 13, 6, 7, 12};
+  const test::SelectStageCase t = test::select_stage_case();  // method_cases.h: by hand
+  const kvcomp::SelectionParams& s = t.s;
   std::vector<int32_t> idx(6 * 12), len(6), order(30);
-  for (int64_t row = 0; row < 6; ++row) cpu::kv::select_row(s, scores.data(), budgets.data(), row, order.data(), idx.data(), len.data());
-  const auto kept = [&](int row) { return std::vector<int32_t>(idx.begin() + row * 12, idx.begin() + row * 12 + len[row]); };
-  CHECK(kept(0) == std::vector<int32_t>{0, 1, 17, 18, 19});             // no candidate
-  CHECK(kept(1) == std::vector<int32_t>{0, 1, 7, 14, 16, 17, 18, 19});  // the three 9s (candidates 5, 12, 14)
-  CHECK(len[2] == 12);                                                   // 13 clamped to the capacity
-  CHECK(kept(3) == std::vector<int32_t>{0, 1, 2, 17, 18, 19});          // all equal: the first candidate
-  CHECK(kept(5) == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 17, 18, 19});
-  for (int r = len[0]; r < 12; ++r) CHECK(idx[r] == -1);
+  for (int64_t row = 0; row < 6; ++row) cpu::kv::select_row(s, t.scores.data(), t.budgets.data(), row, order.data(), idx.data(), len.data());
+  for (int row = 0; row < 6; ++row) {
+    CAPTURE(row);
+    CHECK(std::vector<int32_t>(idx.begin() + row * 12, idx.begin() + row * 12 + len[row]) == t.kept[row]);
+    for (int r = len[row]; r < 12; ++r) CHECK(idx[row * 12 + r] == -1);
+  }
 }

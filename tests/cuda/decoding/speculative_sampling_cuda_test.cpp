@@ -38,9 +38,8 @@ std::vector<std::string> cases() {
   return v;
 }
 
-using DrawsFn = int (*)(uint64_t seed, uint32_t accept_stream, uint32_t race_stream, uint32_t domain, int64_t rows,
-                        int draft_len, int vocab, int span_tokens, int lanes, uint32_t* accept, uint32_t* race,
-                        char* err, size_t err_len);
+using DrawsFn = int (*)(const decoding::SpeculativeParams* s, uint32_t domain, int span_tokens, int lanes,
+                        uint32_t* accept, uint32_t* race, char* err, size_t err_len);
 
 HostTensor f32(const char* name, Shape shape, const std::vector<double>& v) {
   HostTensor t(name, DType::f32, std::move(shape));
@@ -168,13 +167,16 @@ TEST_CASE("speculative_sampling cuda: the kernels draw the spec's Philox words, 
     CAPTURE(st.seed, st.rows, st.draft_len, st.vocab, st.span_tokens, st.lanes);
     const Case c = test::case_from_id(cat("speculative_sampling/batch=", st.rows, ",draft_len=", st.draft_len,
                                           ",vocab=", st.vocab, "/f32/s1"));
-    const decoding::SpeculativeParams s = decoding::speculative_params(c);
     const PhiloxStream accept(st.seed, decoding::kAcceptSite, kDomainDraws), race(st.seed, decoding::kRaceSite, kDomainDraws);
+    decoding::SpeculativeParams s = decoding::speculative_params(c);  // the case's shape, st.seed's streams
+    s.seed_lo = static_cast<uint32_t>(st.seed);
+    s.seed_hi = static_cast<uint32_t>(st.seed >> 32);
+    s.accept_stream = accept.stream_id();
+    s.race_stream = race.stream_id();
     std::vector<uint32_t> got_accept(static_cast<size_t>(st.rows) * st.draft_len);
     std::vector<uint32_t> got_race(static_cast<size_t>(st.rows) * (st.draft_len + 1) * st.vocab);
     char err[256] = {};
-    REQUIRE(draws(st.seed, accept.stream_id(), race.stream_id(), kDomainDraws, st.rows, st.draft_len, st.vocab,
-                  st.span_tokens, st.lanes, got_accept.data(), got_race.data(), err, sizeof err) == 0);
+    REQUIRE(draws(&s, kDomainDraws, st.span_tokens, st.lanes, got_accept.data(), got_race.data(), err, sizeof err) == 0);
     int64_t accept_mismatches = 0, race_mismatches = 0;
     for (int64_t r = 0; r < st.rows; ++r)
       for (int64_t t = 0; t <= st.draft_len; ++t) {

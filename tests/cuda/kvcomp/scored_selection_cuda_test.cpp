@@ -91,3 +91,18 @@ TEST_CASE("the CUDA select kernel keeps exactly the spec's top-k", "[cuda]") {
     }
   }
 }
+
+TEST_CASE("the CUDA select kernel: per-row budgets, shared rankings, forced tokens", "[cuda]") {
+  test::require_backend("cuda");
+  const auto select = reinterpret_cast<SelectFn>(dlsym(RTLD_DEFAULT, "attnbench_cuda_kv_select"));
+  REQUIRE(select != nullptr);
+  const test::SelectStageCase t = test::select_stage_case();  // method_cases.h: by hand
+  std::vector<int32_t> idx(6 * 12), len(6);
+  char err[256] = {};
+  REQUIRE(select(&t.s, t.scores.data(), t.budgets.data(), idx.data(), len.data(), err, sizeof err) == 0);
+  for (int row = 0; row < 6; ++row) {
+    CAPTURE(row);
+    CHECK(std::vector<int32_t>(idx.begin() + row * 12, idx.begin() + row * 12 + len[row]) == t.kept[row]);
+    for (int r = len[row]; r < 12; ++r) CHECK(idx[row * 12 + r] == -1);
+  }
+}

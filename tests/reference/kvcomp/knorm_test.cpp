@@ -11,18 +11,10 @@
 
 using namespace attnbench;
 
-namespace {
-
-Case knorm_case(const std::string& params, const std::string& dtype = "f32", uint64_t seed = 1) {
-  return test::case_from_id("knorm/" + params + "/" + dtype + "/s" + std::to_string(seed));
-}
-
-}  // namespace
-
 TEST_CASE("knorm: score = -|k|, the smallest norms kept, ties to the smaller index", "[unit]") {
   // One KV head of 6 keys of dim 2 with norms 5, 1, 2, 1, 3, 0: budget 3 keeps 5 (norm 0), then
   // 1 and 3 (norm 1, a tie) — in index order 1, 3, 5.
-  const Case c = knorm_case("batch=1,q_heads=1,kv_heads=1,head_dim=2,kv_len=6,budget=3,n_future=0");
+  const Case c = test::method_case("knorm", "batch=1,q_heads=1,kv_heads=1,head_dim=2,kv_len=6,budget=3,n_future=0");
   TensorMap in = c.method->inputs(c);
   const double keys[6][2] = {{3, 4}, {1, 0}, {0, 2}, {0, -1}, {3, 0}, {0, 0}};
   for (int j = 0; j < 6; ++j)
@@ -35,7 +27,7 @@ TEST_CASE("knorm: score = -|k|, the smallest norms kept, ties to the smaller ind
 }
 
 TEST_CASE("knorm: budget >= kv_len keeps everything; G-KV's sinks are what it evicts", "[unit]") {
-  const Case all = knorm_case("batch=2,q_heads=4,kv_heads=2,head_dim=16,kv_len=20,budget=30,n_future=2", "bf16");
+  const Case all = test::method_case("knorm", "batch=2,q_heads=4,kv_heads=2,head_dim=16,kv_len=20,budget=30,n_future=2", "bf16");
   const TensorMap in = all.method->inputs(all);
   const Reference ref = all.method->reference(all, in);
   for (int64_t r = 0; r < 4; ++r) {
@@ -45,14 +37,14 @@ TEST_CASE("knorm: budget >= kv_len keeps everything; G-KV's sinks are what it ev
   }
   CHECK(all.method->quality(all, in, test::reference_as_outputs(all, ref))["compression_ratio"] == 1.0);
   // G-KV's sinks have large keys: the lowest scores, never kept at 8x.
-  const Case c = knorm_case("batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=1024,budget=128,n_future=4");
+  const Case c = test::method_case("knorm", "batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=1024,budget=128,n_future=4");
   const Reference r8 = c.method->reference(c, c.method->inputs(c));
   for (int64_t row = 0; row < 2; ++row)
     for (int64_t j : test::kept_tokens(r8.tensors, row)) CHECK(j >= 4);
 }
 
 TEST_CASE("knorm: the SET check fails a kept index swapped for the lowest-scored token", "[unit]") {
-  const Case c = knorm_case("batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=400,budget=64,n_future=2", "f16", 5);
+  const Case c = test::method_case("knorm", "batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=400,budget=64,n_future=2", "f16", 5);
   const TensorMap in = c.method->inputs(c);
   const Reference ref = c.method->reference(c, in);
   TensorMap got = test::reference_as_outputs(c, ref);
@@ -83,7 +75,7 @@ TEST_CASE("knorm keeps what kvpress's KnormPress keeps at its compression ratio"
   for (const auto& [T, ratio] : std::vector<std::pair<int64_t, double>>{{777, 0.875}, {1000, 0.5}, {64, 0.25}}) {
     const auto budget = static_cast<int64_t>(static_cast<double>(T) * (1 - ratio));
     INFO("T=" << T << " ratio=" << ratio);
-    const Case c = knorm_case(cat("q_heads=2,kv_heads=1,head_dim=32,kv_len=", T, ",budget=", budget, ",n_future=0"));
+    const Case c = test::method_case("knorm", cat("q_heads=2,kv_heads=1,head_dim=32,kv_len=", T, ",budget=", budget, ",n_future=0"));
     const TensorMap in = c.method->inputs(c);
     const Reference ref = c.method->reference(c, in);
     std::vector<std::pair<double, int64_t>> by_norm;

@@ -43,7 +43,7 @@ class GivenScores final : public ScoredSelection {
   }
 
  protected:
-  Keep keep(const Case& c) const override { return {c.i64("n_sink"), c.i64("recent"), false}; }
+  Keep keep(const Case& c) const override { return {c.i64("n_sink"), c.i64("recent")}; }
   void score(const Case& c, const TensorMap& in, int64_t row, double* out) const override {
     const int64_t C = selection(c).candidates;
     in.at("given").get_row(row * C, C, out);

@@ -16,10 +16,6 @@ using namespace attnbench;
 
 namespace {
 
-Case snapkv_case(const std::string& params, const std::string& dtype = "f32", uint64_t seed = 1) {
-  return test::case_from_id("snapkv/" + params + "/" + dtype + "/s" + std::to_string(seed));
-}
-
 HostTensor filled(const char* name, Shape shape, std::vector<double> v) {
   HostTensor t(name, DType::f32, std::move(shape));
   for (size_t i = 0; i < v.size(); ++i) t.set(static_cast<int64_t>(i), v[i]);
@@ -51,7 +47,7 @@ TEST_CASE("snapkv: hand-computed scores and selection, max and avg pooling", "[u
   const double h0 = 11.0 / 60, hi = (e3 / (4 + e3) + e3 / (5 + e3)) / 2, lo = (1 / (4 + e3) + 1 / (5 + e3)) / 2;
   CHECK(hi == Approx(45.0 / 112).epsilon(1e-7));
   SECTION("max pooling, kernel 3: head 1 pools to [hi, hi, hi, lo]; ties keep the smaller index") {
-    const Case c = snapkv_case(std::string(kHand) + ",pool=max");
+    const Case c = test::method_case("snapkv", std::string(kHand) + ",pool=max");
     const Reference ref = c.method->reference(c, hand_inputs());
     const HostTensor& s = ref.tensors.at("scores");
     CHECK(s.get(0) == Approx((h0 + hi) / 2).epsilon(1e-14));
@@ -64,7 +60,7 @@ TEST_CASE("snapkv: hand-computed scores and selection, max and avg pooling", "[u
     CHECK(ref.tensors.at("v_kept").get(2) == 5);
   }
   SECTION("avg pooling ignores padding: head 1 pools to [(lo+hi)/2, (2lo+hi)/3, (2lo+hi)/3, lo]") {
-    const Case c = snapkv_case(std::string(kHand) + ",pool=avg");
+    const Case c = test::method_case("snapkv", std::string(kHand) + ",pool=avg");
     const Reference ref = c.method->reference(c, hand_inputs());
     const HostTensor& s = ref.tensors.at("scores");
     CHECK(s.get(0) == Approx((h0 + (lo + hi) / 2) / 2).epsilon(1e-14));
@@ -77,10 +73,10 @@ TEST_CASE("snapkv: hand-computed scores and selection, max and avg pooling", "[u
 }
 
 TEST_CASE("snapkv: budget rules and the keep-everything edge cases", "[unit]") {
-  CHECK_THROWS_WITH(snapkv_case("kv_len=100,obs_window=32,budget=16"), Catch::Contains("obs_window"));
-  CHECK_THROWS_WITH(snapkv_case("kv_len=100,pool_kernel=4"), Catch::Contains("odd"));
+  CHECK_THROWS_WITH(test::method_case("snapkv", "kv_len=100,obs_window=32,budget=16"), Catch::Contains("obs_window"));
+  CHECK_THROWS_WITH(test::method_case("snapkv", "kv_len=100,pool_kernel=4"), Catch::Contains("odd"));
   SECTION("budget = obs_window keeps exactly the window") {
-    const Case c = snapkv_case("q_heads=4,kv_heads=2,head_dim=16,kv_len=50,obs_window=8,budget=8,n_future=2");
+    const Case c = test::method_case("snapkv", "q_heads=4,kv_heads=2,head_dim=16,kv_len=50,obs_window=8,budget=8,n_future=2");
     const Reference ref = c.method->reference(c, c.method->inputs(c));
     for (int64_t r = 0; r < 2; ++r)
       for (int64_t i = 0; i < 8; ++i) CHECK(ref.tensors.at("kept_idx").get(r * 8 + i) == 42 + i);
@@ -89,7 +85,7 @@ TEST_CASE("snapkv: budget rules and the keep-everything edge cases", "[unit]") {
                              "q_heads=4,kv_heads=2,head_dim=16,kv_len=20,obs_window=20,budget=24,n_future=2",
                              "q_heads=4,kv_heads=2,head_dim=16,kv_len=20,obs_window=25,budget=25,n_future=2"}) {
     INFO(params);
-    const Case c = snapkv_case(params, "bf16");
+    const Case c = test::method_case("snapkv", params, "bf16");
     const TensorMap in = c.method->inputs(c);
     const Reference ref = c.method->reference(c, in);
     const int64_t budget = c.i64("budget");
@@ -105,7 +101,7 @@ TEST_CASE("snapkv: budget rules and the keep-everything edge cases", "[unit]") {
 }
 
 TEST_CASE("snapkv: the SET check fails a kept index swapped for the lowest-scored token", "[unit]") {
-  const Case c = snapkv_case("batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=400,obs_window=16,budget=64,n_future=4", "f16", 5);
+  const Case c = test::method_case("snapkv", "batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=400,obs_window=16,budget=64,n_future=4", "f16", 5);
   const TensorMap in = c.method->inputs(c);
   const Reference ref = c.method->reference(c, in);
   TensorMap got = test::reference_as_outputs(c, ref);
@@ -139,7 +135,7 @@ TEST_CASE("snapkv: the SET check fails a kept index swapped for the lowest-score
 }
 
 TEST_CASE("G-KV plants sinks, needles, recency and exact ties; snapkv finds the structure", "[unit]") {
-  const Case c = snapkv_case("batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=1024,obs_window=32,budget=128,n_future=16,ties=true");
+  const Case c = test::method_case("snapkv", "batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=1024,obs_window=32,budget=128,n_future=16,ties=true");
   const TensorMap in = c.method->inputs(c);
   // Exact ties: odd prefix positions past the sinks copy the key before them.
   const HostTensor& k = in.at("k");

@@ -13,16 +13,8 @@
 
 using namespace attnbench;
 
-namespace {
-
-Case streaming_case(const std::string& params, const std::string& dtype = "f32", uint64_t seed = 1) {
-  return test::case_from_id("streaming_llm/" + params + "/" + dtype + "/s" + std::to_string(seed));
-}
-
-}  // namespace
-
 TEST_CASE("streaming_llm: the sinks then the recent window, every head alike", "[unit]") {
-  const Case c = streaming_case("batch=2,q_heads=4,kv_heads=2,head_dim=8,kv_len=10,budget=5,n_sink=2,n_future=2");
+  const Case c = test::method_case("streaming_llm", "batch=2,q_heads=4,kv_heads=2,head_dim=8,kv_len=10,budget=5,n_sink=2,n_future=2");
   const TensorMap in = c.method->inputs(c);
   const Reference ref = c.method->reference(c, in);
   for (int64_t row = 0; row < 4; ++row) CHECK(test::kept_tokens(ref.tensors, row) == std::vector<int64_t>{0, 1, 7, 8, 9});
@@ -40,7 +32,7 @@ TEST_CASE("streaming_llm keeps what kvpress's StreamingLLMPress keeps", "[unit]"
     const auto pruned = static_cast<int64_t>(std::floor(static_cast<double>(T) * ratio));
     const int64_t budget = T - pruned;
     INFO("T=" << T << " ratio=" << ratio << " n_sink=" << sinks);
-    const Case c = streaming_case(cat("q_heads=2,kv_heads=1,head_dim=4,kv_len=", T, ",budget=", budget, ",n_sink=", sinks,
+    const Case c = test::method_case("streaming_llm", cat("q_heads=2,kv_heads=1,head_dim=4,kv_len=", T, ",budget=", budget, ",n_sink=", sinks,
                                       ",n_future=0"));
     std::vector<int64_t> want;
     for (int64_t j = 0; j < T; ++j)
@@ -50,8 +42,8 @@ TEST_CASE("streaming_llm keeps what kvpress's StreamingLLMPress keeps", "[unit]"
 }
 
 TEST_CASE("streaming_llm: budget rules and the edge cases", "[unit]") {
-  CHECK_THROWS_WITH(streaming_case("kv_len=100,budget=3,n_sink=4"), Catch::Contains("n_sink"));
-  CHECK_THROWS_WITH(streaming_case("q_heads=6,kv_heads=4"), Catch::Contains("does not divide"));
+  CHECK_THROWS_WITH(test::method_case("streaming_llm", "kv_len=100,budget=3,n_sink=4"), Catch::Contains("n_sink"));
+  CHECK_THROWS_WITH(test::method_case("streaming_llm", "q_heads=6,kv_heads=4"), Catch::Contains("does not divide"));
   struct Edge {
     const char* params;
     std::vector<int64_t> kept;
@@ -65,7 +57,7 @@ TEST_CASE("streaming_llm: budget rules and the edge cases", "[unit]") {
   };
   for (const auto& e : edges) {
     INFO(e.params);
-    const Case c = streaming_case(std::string("q_heads=2,kv_heads=1,head_dim=16,n_future=2,") + e.params, "bf16");
+    const Case c = test::method_case("streaming_llm", std::string("q_heads=2,kv_heads=1,head_dim=16,n_future=2,") + e.params, "bf16");
     const TensorMap in = c.method->inputs(c);
     const Reference ref = c.method->reference(c, in);
     CHECK(test::kept_tokens(ref.tensors, 0) == e.kept);
@@ -80,7 +72,7 @@ TEST_CASE("streaming_llm: budget rules and the edge cases", "[unit]") {
 }
 
 TEST_CASE("streaming_llm: the EXACT check fails a kept index swapped for an evicted token", "[unit]") {
-  const Case c = streaming_case("batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=400,budget=64,n_sink=4,n_future=2", "f16");
+  const Case c = test::method_case("streaming_llm", "batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=400,budget=64,n_sink=4,n_future=2", "f16");
   const TensorMap in = c.method->inputs(c);
   const Reference ref = c.method->reference(c, in);
   TensorMap got = test::reference_as_outputs(c, ref);
@@ -102,7 +94,7 @@ TEST_CASE("streaming_llm: the EXACT check fails a kept index swapped for an evic
 
 TEST_CASE("streaming_llm compresses snapkv's cache and is judged on the same future queries", "[unit]") {
   const std::string shape = "batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=1024,budget=128,n_future=16";
-  const Case s = streaming_case(shape);
+  const Case s = test::method_case("streaming_llm", shape);
   const Case k = test::case_from_id("snapkv/" + shape + ",obs_window=32/f32/s1");
   const TensorMap a = s.method->inputs(s), b = k.method->inputs(k);
   CHECK_FALSE(a.count("q_obs"));
@@ -118,7 +110,7 @@ TEST_CASE("streaming_llm compresses snapkv's cache and is judged on the same fut
 }
 
 TEST_CASE("streaming_llm does no arithmetic: its work is memory-bound", "[unit]") {
-  const Case c = streaming_case("batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512", "bf16");
+  const Case c = test::method_case("streaming_llm", "batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512", "bf16");
   const Work w = c.method->work(c);
   CHECK(w.flops == 0);
   CHECK(w.bound == Bound::memory);

@@ -1,0 +1,32 @@
+// What every backend's KV-selection impl shares: the bases in impls/<backend>/kvcomp/
+// scored_selection_<backend>.h derive from ScoredSelectionImpl, whose supports() asks the
+// backend's shared stages first and then, only for a case that keeps some candidate by score,
+// the method's scorer.
+#pragma once
+
+#include <string>
+
+#include "attnbench/impl.h"
+#include "scored_selection_common.h"
+
+namespace attnbench::kvcomp {
+
+class ScoredSelectionImpl : public Impl {
+ public:
+  Support supports(const Case& c, const DeviceLimits& limits) const final {
+    const SelectionParams s = selection_params(c);
+    std::string why = stages_unsupported(s, limits);
+    if (why.empty() && scores_needed(s)) why = unsupported(c, limits);
+    return why.empty() ? Support::yes() : Support::no(why);
+  }
+
+ protected:
+  // Why the backend's select, gather and pool stages cannot take the case ("" if they can).
+  virtual std::string stages_unsupported(const SelectionParams& /*s*/, const DeviceLimits& /*limits*/) const {
+    return {};
+  }
+  // Why the method's scorer cannot ("" if it can): its dtypes, grids, workspaces, shaders' limits.
+  virtual std::string unsupported(const Case& /*c*/, const DeviceLimits& /*limits*/) const { return {}; }
+};
+
+}  // namespace attnbench::kvcomp
