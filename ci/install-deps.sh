@@ -8,6 +8,8 @@ packages=(
   libbenchmark-dev libbenchmark-tools     # timing engine; compare.py for the results-format test
   catch2                                  # 2.13: tests (skips exit 77, see tests/CMakeLists.txt)
   nlohmann-json3-dev python3-jsonschema   # JSON; the suite schema is cross-checked by jsonschema
+  libre2-dev                              # --filter: a linear-time regular expression engine
+  clang libclang-rt-14-dev llvm           # the fuzz targets: libFuzzer, ASan+UBSan, the symbolizer
   libvulkan-dev glslc vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
   python3 python3-numpy python3-scipy     # docs' regenerator test, compare.py
   chromium                                # the leaderboard's browser test

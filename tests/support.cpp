@@ -2,14 +2,24 @@
 
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sys/wait.h>
+#include <fstream>
 #include <map>
+#include <sstream>
+#include <thread>
 
 #include "attnbench/registry.h"
 #include "attnbench/runner.h"
+
+extern char** environ;
 
 namespace attnbench::test {
 
@@ -49,6 +59,78 @@ CliResult run_shell(const std::string& command) {
   while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+BackgroundRun::BackgroundRun(const std::string& args, const std::string& executable, const std::string& env) {
+  static int serial = 0;
+  log_ = binary_path("test-scratch/background-" + std::to_string(getpid()) + "-" + std::to_string(serial++) + ".log");
+  std::filesystem::create_directories(std::filesystem::path(log_).parent_path());
+  const std::string cmd = "cd " + source_path("") + " && " + env + " exec " + binary_path(executable) + " " + args + " >" + log_ + " 2>&1";
+  const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  if (posix_spawn(&pid_, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) != 0) pid_ = -1;
+  REQUIRE(pid_ > 0);
+}
+
+BackgroundRun::~BackgroundRun() {
+  if (pid_ > 0 && !reaped_) {
+    ::kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+void BackgroundRun::signal(int sig) const {
+  if (!reaped_) ::kill(pid_, sig);
+}
+
+int BackgroundRun::wait(double timeout_s) {
+  if (reaped_) return code_;
+  wait_until([&] {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+    reaped_ = true;
+    code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return true;
+  }, timeout_s);
+  return reaped_ ? code_ : -1;
+}
+
+std::string BackgroundRun::output() const {
+  std::ifstream f(log_);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::vector<int> BackgroundRun::children() const {
+  std::vector<int> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state;
+    int ppid;
+    if (rest >> state >> ppid && ppid == pid_ && state != 'Z') out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+bool wait_until(const std::function<bool()>& done, double timeout_s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+bool process_gone(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  if (!f) return true;
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z';
 }
 
 std::string scratch_dir(const std::string& name) {

@@ -1,6 +1,7 @@
 // Shared helpers for tests: backends by name, running a case in-process, paths.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,35 @@ struct CliResult {
 CliResult run_cli(const std::string& args, const std::string& executable = "attnbench");
 // Any shell command, run in the source tree.
 CliResult run_shell(const std::string& command);
+
+// A CLI run in a process of its own, for the tests that signal or kill it mid-run. Its stdout and
+// stderr go to a log file (output()). The destructor kills it if it is still running.
+class BackgroundRun {
+ public:
+  // `env`: assignments for its environment ("ATTNBENCH_FAULT_SLOWDOWN=0.01"), or "".
+  BackgroundRun(const std::string& args, const std::string& executable = "attnbench", const std::string& env = "");
+  ~BackgroundRun();
+  BackgroundRun(const BackgroundRun&) = delete;
+  BackgroundRun& operator=(const BackgroundRun&) = delete;
+  int pid() const { return pid_; }
+  void signal(int sig) const;
+  // The exit code (128+signal when a signal ended it), or -1 when it is still running after timeout_s.
+  int wait(double timeout_s);
+  std::string output() const;
+  // Its child processes now (a run's workers).
+  std::vector<int> children() const;
+
+ private:
+  int pid_ = -1;
+  bool reaped_ = false;
+  int code_ = -1;
+  std::string log_;
+};
+
+// Polls `done` every 10 ms for up to timeout_s; whether it became true.
+bool wait_until(const std::function<bool()>& done, double timeout_s);
+// Whether a process is gone (or a zombie nobody has reaped yet).
+bool process_gone(int pid);
 
 // A scratch directory for one test, emptied first.
 std::string scratch_dir(const std::string& name);

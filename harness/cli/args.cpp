@@ -1,5 +1,8 @@
 #include "args.h"
 
+#include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdlib>
 
 #include "attnbench/error.h"
@@ -53,8 +56,10 @@ int Args::get_int(const std::string& name, int fallback) const {
   if (!has(name)) return fallback;
   const std::string v = get(name);
   char* end = nullptr;
+  errno = 0;
   const long x = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end) throw InputError(cat("--", name, " ", v, " is not an integer"));
+  if (errno == ERANGE || x < INT_MIN || x > INT_MAX) throw InputError(cat("--", name, " ", v, " is out of range"));
   return static_cast<int>(x);
 }
 
@@ -63,7 +68,7 @@ double Args::get_double(const std::string& name, double fallback) const {
   const std::string v = get(name);
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end) throw InputError(cat("--", name, " ", v, " is not a number"));
+  if (v.empty() || *end || !std::isfinite(x)) throw InputError(cat("--", name, " ", v, " is not a finite number"));
   return x;
 }
 

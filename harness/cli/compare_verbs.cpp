@@ -6,6 +6,8 @@
 #include "args.h"
 #include "attnbench/compare.h"
 #include "attnbench/error.h"
+#include "attnbench/files.h"
+#include "attnbench/plan.h"
 #include "attnbench/results.h"
 #include "verbs.h"
 
@@ -34,7 +36,7 @@ int verb_compare(const std::vector<std::string>& argv) {
   for (const auto& c : r.rows)
     if (threshold >= 0 && c.verdict == "SLOWER" && 100.0 * c.change > threshold) ++regressions;
   if (args.has("json")) {
-    Json j = {{"rows", Json::array()}, {"only_in_a", r.only_in_a}, {"only_in_b", r.only_in_b},
+    Json j = {{"rows", Json::array()}, {"only_in_a", r.only_in_a}, {"only_in_b", r.only_in_b}, {"untimed", r.untimed},
               {"geomean_ratio", r.geomean_ratio}, {"regressions", regressions}};
     for (const auto& c : r.rows)
       j["rows"].push_back({{"name", c.name}, {"median_a_us", c.median_a}, {"median_b_us", c.median_b}, {"change", c.change},
@@ -48,6 +50,8 @@ int verb_compare(const std::vector<std::string>& argv) {
                   c.p, c.name.c_str(), c.outputs_changed ? "  [outputs changed]" : "");
     if (!r.only_in_a.empty()) std::printf("\n%zu rows only in A (e.g. %s)\n", r.only_in_a.size(), r.only_in_a.front().c_str());
     if (!r.only_in_b.empty()) std::printf("%zu rows only in B (e.g. %s)\n", r.only_in_b.size(), r.only_in_b.front().c_str());
+    if (!r.untimed.empty())
+      std::printf("%zu rows without timed repetitions on a side, not compared (e.g. %s)\n", r.untimed.size(), r.untimed.front().c_str());
     std::printf("\n%zu rows compared; geometric mean of B/A: %.4f (%+.1f%%)\n", r.rows.size(), r.geomean_ratio,
                 100 * (r.geomean_ratio - 1));
   }
@@ -63,21 +67,31 @@ int verb_compare(const std::vector<std::string>& argv) {
 
 int verb_merge(const std::vector<std::string>& argv) {
   const std::vector<FlagSpec> flags = {{"help", false, false, "this text"},
-                                       {"out", true, false, "the merged results file (required)"}};
+                                       {"out", true, false, "the merged results file (required)"},
+                                       {"partial", false, false, "merge an incomplete set of shards, recording which are missing"}};
   const Args args(flags, argv);
   if (args.has("help")) {
-    std::printf("usage: attnbench merge SHARD.json ... --out MERGED.json\n\nJoins the results of `run --shard i/N` runs of one suite. Refuses files whose\n"
-                "suite hash, git commit or schema version differ.\n\n%s", flags_help(flags).c_str());
+    std::printf("usage: attnbench merge SHARD.json ... --out MERGED.json\n\nJoins the results of `run --shard i/N` runs of one suite: exactly one\n"
+                "complete set of shards 0/N ... N-1/N. Refuses files whose suite hash, git commit or schema\n"
+                "version differ, a shard given twice, and (without --partial) a missing shard.\n\n%s", flags_help(flags).c_str());
     return 0;
   }
   if (args.positional().empty()) throw InputError("merge needs results files: attnbench merge A.json B.json --out M.json");
   if (!args.has("out")) throw InputError("merge needs --out");
+  check_output_file(args.get("out"), args.positional(), "--out");
   std::vector<Json> docs;
   for (const auto& p : args.positional()) docs.push_back(read_results_file(p));
-  const Json merged = merge_results(docs, args.positional());
+  const Json merged = merge_results(docs, args.positional(), args.has("partial"));
   std::vector<Json> rows(merged["benchmarks"].begin(), merged["benchmarks"].end());
   write_results(args.get("out"), merged["context"], rows);
   std::printf("merged %zu files, %zu rows: %s\n", docs.size(), rows.size(), args.get("out").c_str());
+  if (merged["context"].contains("missing_shards")) {
+    std::string list;
+    const int n = Shard::parse(docs.front()["context"]["shard"].get<std::string>()).count;
+    for (const auto& i : merged["context"]["missing_shards"]) list += cat(list.empty() ? "" : ", ", i.get<int>(), "/", n);
+    std::fprintf(stderr, "attnbench: merge --partial: shards %s are missing; their rows are not in %s\n", list.c_str(),
+                 args.get("out").c_str());
+  }
   return 0;
 }
 

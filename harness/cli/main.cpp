@@ -1,4 +1,5 @@
 // attnbench: the command-line entry point. Verbs: list, run, check, compare, merge, env, dump, leaderboard.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 
 #include "args.h"
 #include "attnbench/error.h"
+#include "attnbench/interrupt.h"
 #include "attnbench/registry.h"
 #include "attnbench/runner.h"
 #include "attnbench/suite.h"
@@ -101,6 +103,8 @@ int verb_run(const std::string& verb, const std::vector<std::string>& argv, cons
     throw InputError("--rerun takes its cases from the results file: give no suite");
   if (req.rerun_path.empty()) req.suite_path = args.positional()[0];
   req.backends = split_commas(args.get("backends"));
+  if (args.has("backends") && req.backends.empty())
+    throw InputError("--backends is empty; name one or more backends, or leave it out for every available one");
   req.filter = args.get("filter");
   req.impl = args.get("impl");
   req.backend_opts = args.all("backend-opt");
@@ -109,6 +113,7 @@ int verb_run(const std::string& verb, const std::vector<std::string>& argv, cons
   req.command_line = command_line;
   req.isolate = !args.has("no-isolate");
   req.timeout_s = args.get_double("timeout", req.timeout_s);
+  if (req.timeout_s <= 0) throw InputError(cat("--timeout ", args.get("timeout"), ": a row's time limit must be above 0 seconds"));
   req.resume = args.has("resume");
   if (args.has("shard")) req.shard = Shard::parse(args.get("shard"));
   req.related = timing && !args.has("no-related");  // related cases serve timing comparisons
@@ -124,6 +129,8 @@ int verb_run(const std::string& verb, const std::vector<std::string>& argv, cons
   t.min_time_s = args.get_double("min-time", t.min_time_s);
   t.warmup_s = args.get_double("warmup", t.warmup_s);
   if (t.repetitions < 1) throw InputError("--repetitions must be at least 1");
+  if (t.min_time_s < 0) throw InputError(cat("--min-time ", args.get("min-time"), ": seconds per repetition cannot be negative"));
+  if (t.warmup_s < 0) throw InputError(cat("--warmup ", args.get("warmup"), ": warm-up seconds cannot be negative"));
   if (timing && t.repetitions < 9)
     std::fprintf(stderr, "attnbench: warning: %d repetitions; compare's U test needs at least 9\n", t.repetitions);
   return run_suite(req);
@@ -154,6 +161,9 @@ int main_impl(int argc, char** argv) {
   } catch (const InputError& e) {
     std::fprintf(stderr, "attnbench: %s\n", e.what());
     return 2;
+  } catch (const Interrupted& e) {  // before the run had anything to keep
+    std::fprintf(stderr, "attnbench: interrupted (signal %d)\n", e.signal);
+    return 128 + e.signal;
   } catch (const std::exception& e) {  // e.g. a backend that could not start at all
     std::fprintf(stderr, "attnbench: %s\n", e.what());
     return 1;
@@ -162,4 +172,9 @@ int main_impl(int argc, char** argv) {
 
 }  // namespace attnbench::cli
 
-int main(int argc, char** argv) { return attnbench::cli::main_impl(argc, argv); }
+int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) makes a write fail with EFBIG, reported with the path, instead
+  // of killing the process mid-write.
+  signal(SIGXFSZ, SIG_IGN);
+  return attnbench::cli::main_impl(argc, argv);
+}

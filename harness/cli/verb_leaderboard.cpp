@@ -1,29 +1,15 @@
 // leaderboard: results files in, leaderboard.md and leaderboard.html out (attnbench/leaderboard.h).
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "args.h"
 #include "attnbench/error.h"
+#include "attnbench/files.h"
 #include "attnbench/leaderboard.h"
 #include "verbs.h"
 
 namespace attnbench::cli {
 
-namespace {
-
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(cat(path.string(), ": cannot write"));
-    f << text;
-    if (!f.flush()) throw InputError(cat(tmp.string(), ": write failed"));
-  }
-  std::filesystem::rename(tmp, path);
-}
-
-}  // namespace
 
 int verb_leaderboard(const std::vector<std::string>& argv) {
   const std::vector<FlagSpec> flags = {{"help", false, false, "this text"},
@@ -46,8 +32,8 @@ int verb_leaderboard(const std::vector<std::string>& argv) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(cat(dir.string(), ": cannot create the output directory: ", ec.message()));
-  write_file(dir / "leaderboard.md", leaderboard_markdown(lb));
-  write_file(dir / "leaderboard.html", leaderboard_html(lb));
+  write_file_atomically((dir / "leaderboard.md").string(), leaderboard_markdown(lb));
+  write_file_atomically((dir / "leaderboard.html").string(), leaderboard_html(lb));
   size_t rows = 0;
   for (const auto& s : lb.sections) rows += s.rows.size();
   std::printf("leaderboard: %zu rows in %zu sections from %zu files: %s, %s\n", rows, lb.sections.size(),

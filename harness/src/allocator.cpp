@@ -13,16 +13,17 @@ std::vector<unsigned char> guard_bytes() {
   for (size_t i = 0; i < g.size(); i += 8) std::memcpy(&g[i], &Allocator::kGuardPattern, 8);
   return g;
 }
-std::string human_bytes(size_t n) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(n);
+}  // namespace
+
+std::string human_bytes(double n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = n;
   int u = 0;
-  while (v >= 1024 && u < 5) { v /= 1024; ++u; }
+  while (v >= 1024 && u < 6) { v /= 1024; ++u; }
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g %s", v, units[u]);
   return buf;
 }
-}  // namespace
 
 Buffer::~Buffer() {
   if (owner_) owner_->release(this);
@@ -30,8 +31,8 @@ Buffer::~Buffer() {
 
 BufferPtr Allocator::allocate(size_t bytes, std::string name, BufferRole role) {
   if (bytes > max_allocation())
-    throw BackendError(cat("allocation of ", human_bytes(bytes), " for \"", name, "\" exceeds the device's limit of ",
-                           human_bytes(max_allocation())));
+    throw BackendError(cat("allocation of ", human_bytes(static_cast<double>(bytes)), " for \"", name, "\" exceeds the device's limit of ",
+                           human_bytes(static_cast<double>(max_allocation()))));
   const size_t total = bytes + 2 * kGuardBytes;
   const Raw raw = raw_allocate(total);
   static const std::vector<unsigned char> guard = guard_bytes();

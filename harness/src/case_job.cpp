@@ -8,22 +8,35 @@
 
 namespace attnbench {
 
-void run_case_job(const CaseJob& job, BackendState& state, const ReferenceCache& cache, const JobCallbacks& cb) {
-  const Case& c = job.c;
+std::vector<const ImplEntry*> runnable_impls(const Case& c, const std::string& backend, const DeviceLimits& limits,
+                                             const std::string& impl, std::string* why) {
   std::vector<const ImplEntry*> runnable;
   std::vector<std::string> reasons;
-  for (const ImplEntry* e : registry().impls(c.method_name(), state.backend->name())) {
-    if (!job.impl.empty() && e->variant != job.impl) continue;
-    const Support sup = e->make()->supports(c, state.probe.limits);
+  // A case whose inputs and outputs alone exceed the device's memory is unsupported on every
+  // backend alike, before any impl is asked (and before a byte of it is generated).
+  const double bytes = c.method->work(c).bytes;
+  if (limits.memory_bytes && bytes > static_cast<double>(limits.memory_bytes)) {
+    *why = cat("its inputs and outputs alone take ", human_bytes(bytes), "; the device has ",
+               human_bytes(static_cast<double>(limits.memory_bytes)));
+    return {};
+  }
+  for (const ImplEntry* e : registry().impls(c.method_name(), backend)) {
+    if (!impl.empty() && e->variant != impl) continue;
+    const Support sup = e->make()->supports(c, limits);
     if (sup.ok) runnable.push_back(e);
     else reasons.push_back(e->variant + ": " + sup.reason);
   }
+  if (reasons.empty()) reasons.push_back(cat("no ", backend, " impl of ", c.method_name(), impl.empty() ? "" : " with variant " + impl));
+  why->clear();
+  for (const auto& r : reasons) *why += (why->empty() ? "" : "; ") + r;
+  return runnable;
+}
+
+void run_case_job(const CaseJob& job, BackendState& state, const ReferenceCache& cache, const JobCallbacks& cb) {
+  const Case& c = job.c;
+  std::string why;
+  const std::vector<const ImplEntry*> runnable = runnable_impls(c, state.backend->name(), state.probe.limits, job.impl, &why);
   if (runnable.empty()) {
-    if (reasons.empty())
-      reasons.push_back(cat("no ", state.backend->name(), " impl of ", c.method_name(),
-                            job.impl.empty() ? "" : " with variant " + job.impl));
-    std::string why;
-    for (const auto& r : reasons) why += (why.empty() ? "" : "; ") + r;
     cb.on_row(unsupported_row(c, state, why));
     return;
   }

@@ -102,6 +102,7 @@ Case parse_case_id(std::string_view id) {
       const std::string name(kv.substr(0, eq));
       const ParamSpec* spec = m.schema().find(name);
       if (!spec) throw bad(cat("unknown parameter \"", name, "\"; known: ", m.schema().known_names()));
+      if (parts.params.count(name)) throw bad(cat("parameter ", name, " is given twice"));
       auto v = parse_value(spec->type, kv.substr(eq + 1));
       if (!v) throw bad(cat("parameter ", name, "=", kv.substr(eq + 1), " is not a ", param_type_name(spec->type)));
       parts.params[name] = *v;

@@ -8,6 +8,8 @@
 #include <tuple>
 
 #include "attnbench/error.h"
+#include "attnbench/files.h"
+#include "attnbench/plan.h"
 #include "attnbench/results.h"
 
 namespace attnbench {
@@ -116,6 +118,10 @@ CompareReport compare_results(const Json& a, const Json& b) {
       continue;
     }
     const TimedRow& y = it->second;
+    if (x.samples.empty() || y.samples.empty()) {  // a median with no repetitions behind it: nothing to test
+      report.untimed.push_back(name);
+      continue;
+    }
     RowComparison c;
     c.name = name;
     c.n_a = static_cast<int>(x.samples.size());
@@ -140,33 +146,90 @@ CompareReport compare_results(const Json& a, const Json& b) {
   return report;
 }
 
-Json read_results_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(cat(path, ": cannot open the results file"));
-  Json doc;
-  try {
-    doc = Json::parse(f);
-  } catch (const std::exception& e) {
-    throw InputError(cat(path, ": malformed JSON: ", e.what()));
-  }
-  if (!doc.contains("context") || !doc.contains("benchmarks"))
+Json parse_results_text(const std::string& text, const std::string& path) {
+  const Json doc = parse_json_strict(text, path);
+  const auto bad = [&](const std::string& where, const std::string& why) { return InputError(cat(path, ": ", where, ": ", why)); };
+  if (!doc.is_object() || !doc.contains("context") || !doc.contains("benchmarks"))
     throw InputError(cat(path, ": not a results file (no context and benchmarks)"));
-  const int v = doc["context"].value("schema_version", 0);
-  if (v != kSchemaVersion) throw InputError(cat(path, ": schema_version ", v, " is not understood (this build reads ", kSchemaVersion, ")"));
-  if (!doc["benchmarks"].is_array()) throw InputError(cat(path, ": `benchmarks` is not an array"));
-  // Every record must read, so a verb never acts on half a file it does not understand.
-  for (const Json& row : doc["benchmarks"]) {
+  const Json& ctx = doc["context"];
+  if (!ctx.is_object()) throw bad("context", "is not an object");
+  if (!ctx.contains("schema_version")) throw bad("context.schema_version", "is missing");
+  const Json& v = ctx["schema_version"];
+  if (!v.is_number_integer()) throw bad("context.schema_version", cat(v.dump(), " is not an integer"));
+  if (v.get<int64_t>() != kSchemaVersion)
+    throw bad("context.schema_version", cat(v.dump(), " is not understood (this build reads ", kSchemaVersion, ")"));
+  for (const char* key : {"git_commit", "shard", "verb"})
+    if (ctx.contains(key) && !ctx[key].is_string()) throw bad(cat("context.", key), cat(ctx[key].dump(), " is not a string"));
+  if (ctx.contains("suite") && !(ctx["suite"].is_object() && ctx["suite"].value("hash", Json("")).is_string()))
+    throw bad("context.suite", "is not an object with a string hash");
+  if (!doc["benchmarks"].is_array()) throw bad("benchmarks", "is not an array");
+  // Every row must read, so a verb never acts on half a file it does not understand.
+  const Json& rows = doc["benchmarks"];
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Json& row = rows[i];
+    const std::string where = json_path_index("benchmarks", i);
+    if (!row.is_object()) throw bad(where, "is not an object");
+    for (const char* key : {"name", "run_name", "run_type", "aggregate_name"})
+      if (row.contains(key) && !row[key].is_string()) throw bad(json_path_join(where, key), cat(row[key].dump(), " is not a string"));
+    if (!row.contains("name")) throw bad(where, "has no name");
+    if (row.contains("error_occurred") && !row["error_occurred"].is_boolean())
+      throw bad(json_path_join(where, "error_occurred"), "is not true or false");
+    for (const char* key : {"real_time", "cpu_time"}) {
+      if (!row.contains(key)) continue;
+      const Json& t = row[key];
+      if (!t.is_number() || !std::isfinite(t.get<double>()) || t.get<double>() < 0)
+        throw bad(json_path_join(where, key), cat(t.dump(), " is not a time (a finite number of at least 0)"));
+    }
+    // A timed repetition is what compare's statistics rest on: it must have taken some time.
+    if (row.value("run_type", "") == "iteration" && !row.value("error_occurred", false) &&
+        !(row.contains("real_time") && row["real_time"].get<double>() > 0))
+      throw bad(json_path_join(where, "real_time"), "a timed repetition needs a time above 0");
     try {
       full_record(row);
     } catch (const InputError& e) {
       throw InputError(cat(path, ": ", e.what()));
+    } catch (const Json::exception& e) {
+      throw bad(json_path_join(where, "attnbench"), e.what());
     }
   }
   return doc;
 }
 
-Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>& paths) {
+Json read_results_file(const std::string& path) { return parse_results_text(read_input_file(path, "results file"), path); }
+
+std::vector<int> shard_partition(const std::vector<Json>& docs, const std::vector<std::string>& paths, bool partial) {
+  int count = 0;
+  std::map<int, std::string> seen;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const std::string text = docs[i]["context"].value("shard", std::string());
+    if (text == "merged") throw InputError(cat("merge: ", paths[i], " is itself a merge; merge the shard files it came from"));
+    Shard s;
+    try {
+      s = Shard::parse(text);
+    } catch (const InputError&) {
+      throw InputError(cat("merge: ", paths[i], ": context.shard \"", text, "\" is not i/N"));
+    }
+    if (count && s.count != count)
+      throw InputError(cat("merge: ", paths[i], " is shard ", text, " but ", paths[0], " is one of ", count, " shards"));
+    count = s.count;
+    if (auto [it, fresh] = seen.emplace(s.index, paths[i]); !fresh)
+      throw InputError(cat("merge: shard ", text, " is given twice (", it->second, " and ", paths[i], ")"));
+  }
+  std::vector<int> missing;
+  for (int i = 0; i < count; ++i)
+    if (!seen.count(i)) missing.push_back(i);
+  if (!missing.empty() && !partial) {
+    std::string list;
+    for (int i : missing) list += cat(list.empty() ? "" : ", ", i, "/", count);
+    throw InputError(cat("merge: shards ", list, " are missing; a merge is one complete set of ", count,
+                         " shards (--partial merges what is here and records what is not)"));
+  }
+  return missing;
+}
+
+Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>& paths, bool partial) {
   if (docs.empty()) throw InputError("merge needs at least one results file");
+  const std::vector<int> missing = shard_partition(docs, paths, partial);
   const Json& first = docs.front()["context"];
   const auto field = [](const Json& ctx, const char* key) {
     if (std::string(key) == "suite_hash") return ctx.value("suite", Json::object()).value("hash", std::string());
@@ -221,6 +284,7 @@ Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>
   out["context"] = first;
   out["context"]["merged_from"] = paths;
   out["context"]["shard"] = "merged";
+  if (!missing.empty()) out["context"]["missing_shards"] = missing;
   out["benchmarks"] = Json::array();
   for (const auto& name : order)
     for (auto& row : groups[name]) out["benchmarks"].push_back(row);

@@ -1,8 +1,9 @@
 #include "attnbench/json_schema.h"
 
 #include <cmath>
-#include <regex>
 #include <set>
+
+#include <re2/re2.h>
 
 #include "attnbench/error.h"
 
@@ -49,7 +50,7 @@ class Validator {
     }
     if (doc.is_string()) {
       if (auto it = schema.find("pattern"); it != schema.end() &&
-                                             !std::regex_search(doc.get<std::string>(), std::regex(it->get<std::string>())))
+                                             !RE2::PartialMatch(doc.get<std::string>(), RE2(it->get<std::string>())))
         errors.push_back(at(path) + doc.dump() + " does not match " + it->dump());
     }
     if (doc.is_array()) {

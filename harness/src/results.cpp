@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "attnbench/error.h"
+#include "attnbench/files.h"
 
 namespace attnbench {
 
@@ -149,19 +150,12 @@ std::optional<Row> full_record(const Json& benchmark_row) {
 void write_results(const std::string& path, const Json& context, const std::vector<Json>& rows) {
   namespace fs = std::filesystem;
   const fs::path p(path);
-  if (p.has_parent_path()) fs::create_directories(p.parent_path());
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(cat(path, ": cannot write the results file"));
-    Json doc = Json::object();
-    doc["context"] = context;
-    doc["benchmarks"] = rows;
-    f << doc.dump(1) << "\n";
-    f.flush();
-    if (!f) throw InputError(cat(tmp, ": write failed"));
-  }
-  fs::rename(tmp, path);
+  std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  Json doc = Json::object();
+  doc["context"] = context;
+  doc["benchmarks"] = rows;
+  write_file_atomically(path, doc.dump(1) + "\n");
 }
 
 }  // namespace attnbench

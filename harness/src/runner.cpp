@@ -1,5 +1,6 @@
 #include "attnbench/runner.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,9 +10,13 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "attnbench/case_job.h"
+#include "attnbench/compare.h"
 #include "attnbench/error.h"
+#include "attnbench/files.h"
+#include "attnbench/interrupt.h"
 #include "attnbench/journal.h"
 #include "attnbench/reference_cache.h"
 #include "attnbench/registry.h"
@@ -127,15 +132,9 @@ void start_worker(Lane& lane, const std::string& exe) {
 // The variants of a case this lane will run (by the impls' supports() on the lane's limits).
 std::vector<std::string> runnable_variants(const Case& c, const Lane& lane, const std::string& impl,
                                            std::string* unsupported_reason) {
-  std::vector<std::string> out, reasons;
-  for (const ImplEntry* e : registry().impls(c.method_name(), lane.name)) {
-    if (!impl.empty() && e->variant != impl) continue;
-    const Support s = e->make()->supports(c, lane.state.probe.limits);
-    if (s.ok) out.push_back(e->variant);
-    else reasons.push_back(e->variant + ": " + s.reason);
-  }
-  if (reasons.empty()) reasons.push_back(cat("no ", lane.name, " impl of ", c.method_name(), impl.empty() ? "" : " with variant " + impl));
-  *unsupported_reason = joined(reasons, "; ");
+  std::vector<std::string> out;
+  for (const ImplEntry* e : runnable_impls(c, lane.name, lane.state.probe.limits, impl, unsupported_reason))
+    out.push_back(e->variant);
   return out;
 }
 
@@ -170,6 +169,7 @@ class Runner {
       return true;
     }
     ensure_reference(job.c, cache_);
+    std::set<std::string> killed_once;  // variants whose worker someone else killed with SIGKILL
     while (true) {
       std::vector<std::string> left;
       for (const auto& v : variants)
@@ -218,8 +218,23 @@ class Runner {
           status = Status::timeout;
           reason = cat("no result within ", req_.timeout_s, " s; the worker's process group was killed");
         } else {
+          // A worker ended by SIGINT or SIGTERM was stopped by someone, not by its kernel: the run is
+          // interrupted, as if the signal had come here. One killed outright (SIGKILL: the OOM
+          // killer, a user) runs its variant once more in a fresh worker before the row says so.
+          const int sig = lane.worker->term_signal();
+          if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            lane.worker.reset();
+            note_interrupt(sig);
+            return false;
+          }
+          if (sig == SIGKILL && killed_once.insert(running).second) {
+            std::fprintf(stderr, "attnbench: %s worker was killed (SIGKILL) running %s/%s/%s; running it again\n",
+                         lane.name.c_str(), job.c.id().c_str(), lane.name.c_str(), running.c_str());
+            lane.worker.reset();
+            break;
+          }
           status = Status::crashed;
-          reason = "worker died: " + lane.worker->exit_description();
+          reason = "worker died: " + lane.worker->exit_description() + (sig == SIGKILL ? " twice (out of memory?)" : "");
         }
         const std::string tail = lane.worker->stderr_tail(1024);
         if (!tail.empty()) reason += "; stderr: " + tail;
@@ -236,18 +251,8 @@ class Runner {
   ReferenceCache cache_;
 };
 
-RunPlan plan_from_results(RunRequest& req) {
-  std::ifstream f(req.rerun_path);
-  if (!f) throw InputError(cat(req.rerun_path, ": cannot open the results file"));
-  Json doc;
-  try {
-    doc = Json::parse(f);
-  } catch (const std::exception& e) {
-    throw InputError(cat(req.rerun_path, ": malformed JSON: ", e.what()));
-  }
+RunPlan plan_from_results_doc(RunRequest& req, const Json& doc) {
   const Json& ctx = doc.at("context");
-  if (ctx.value("schema_version", 0) != kSchemaVersion)
-    throw InputError(cat(req.rerun_path, ": schema_version ", ctx.value("schema_version", 0), " is not ", kSchemaVersion));
   // The recorded settings, unless the command line overrides them.
   if (ctx.contains("timing") && req.verb == "run") {
     const Json& t = ctx["timing"];
@@ -297,6 +302,40 @@ RunPlan plan_from_results(RunRequest& req) {
   return plan_from_suite(suite, req.filter, req.shard, false);
 }
 
+RunPlan plan_from_results(RunRequest& req) {
+  const Json doc = read_results_file(req.rerun_path);
+  try {
+    return plan_from_results_doc(req, doc);
+  } catch (const Json::exception& e) {  // a recorded setting of the wrong type
+    throw InputError(cat(req.rerun_path, ": ", e.what()));
+  }
+}
+
+// Every setting that changes what a row holds: a resume must run with the same ones.
+Json run_settings(const RunRequest& req) {
+  Json s = {{"verb", req.verb},
+            {"rerun", req.rerun_path},
+            {"filter", req.filter},
+            {"shard", cat(req.shard.index, "/", req.shard.count)},
+            {"impl", req.impl},
+            {"backends", req.backends},
+            {"backend_opts", req.backend_opts},
+            {"related", req.related},
+            {"timeout_s", req.timeout_s}};
+  if (req.verb == "run") {
+    const TimingOptions& t = req.exec.timing_opts;
+    s["repetitions"] = t.repetitions;
+    s["min_time_s"] = t.min_time_s;
+    s["warmup_s"] = t.warmup_s;
+    s["timing"] = t.mode;
+  }
+  return s;
+}
+
+// A row's identity in a results file: it appears once.
+using RowKey = std::tuple<std::string, std::string, std::string>;
+RowKey key_of(const RowResult& r) { return {r.record.case_id, r.record.backend, r.record.variant}; }
+
 }  // namespace
 
 int exit_code_for(const std::vector<Status>& statuses) {
@@ -344,48 +383,74 @@ int run_suite(RunRequest req) {
   }
   const bool timing = req.verb == "run";
   req.exec.timing = timing;
-  // Backends: validated here (names, options); opened in-process or by their worker.
-  std::vector<Lane> lanes;
-  for (auto& b : open_backends(req.backends, req.backend_opts)) {
-    Lane lane{b->name(), {nullptr, {}, std::nullopt}, nullptr, nullptr, {}};
-    if (req.isolate) {
-      const ReferenceCache cache(req.cache_dir);  // the workers share this run's key (and folder)
-      lane.worker_args = {"--backend", lane.name, "--cache-dir", cache.dir(), "--cache-salt", cache.salt()};
-      for (const auto& o : req.backend_opts)
-        if (o.rfind(lane.name + ".", 0) == 0) lane.worker_args.insert(lane.worker_args.end(), {"--backend-opt", o});
-      start_worker(lane, req.executable);
-      lane.local = std::move(b);  // kept for options() in the context; never opened
-      lane.state.backend = lane.local.get();
-    } else {
-      lane.local = std::move(b);
-      lane.state = {lane.local.get(), lane.local->probe(), std::nullopt};
-    }
-    if (!lane.state.probe.available) {
-      if (!req.backends.empty()) {
-        std::fprintf(stderr, "attnbench: backend %s is compiled in but unavailable here: %s\n", lane.name.c_str(),
-                     lane.state.probe.reason.c_str());
-        return 3;
-      }
-      std::fprintf(stderr, "attnbench: skipping backend %s: %s\n", lane.name.c_str(), lane.state.probe.reason.c_str());
-      continue;
-    }
-    if (timing) {
-      if (req.isolate) {
-        lane.worker->send({{"op", "peaks"}});
-        Json msg;
-        if (lane.worker->read(msg, kStartupTimeout) != WorkerProcess::Read::message || !msg.contains("peaks"))
-          throw BackendError(cat(lane.name, " worker could not measure peaks: ", lane.worker->stderr_tail()));
-        lane.state.peaks = peaks_from_json(msg["peaks"]);
-      } else {
-        lane.state.peaks = lane.local->measure_peaks();
-      }
-    }
-    lanes.push_back(std::move(lane));
-  }
-
-  // Output, journal and context.
   const std::string out =
       !req.out.empty() ? req.out : (timing ? "results/local/" + plan.suite_name + "-" + utc_stamp() + ".json" : "");
+  if (req.resume && out.empty()) throw InputError("--resume needs the results file (--out) whose journal to continue");
+  ReferenceCache(req.cache_dir).check_usable();
+  // The output: checked, locked and journaled before any backend opens, so a second run on it, a
+  // journal --resume could finish, or an --out that names an input is refused at once.
+  std::unique_ptr<OutputLock> lock;
+  std::unique_ptr<Journal> journal;
+  if (!out.empty()) {
+    check_output_file(out, {req.suite_path, req.rerun_path}, "--out");
+    check_output_file(out + ".journal", {req.suite_path, req.rerun_path}, "--out");
+    lock = std::make_unique<OutputLock>(out);
+    journal = std::make_unique<Journal>(out + ".journal", plan.suite_hash, run_settings(req), req.command_line, req.resume);
+    set_interrupt_note(cat("every finished row is in ", journal->path(), "; the same command with --resume completes the run"));
+  }
+  // A run that ends before its first row leaves no journal behind (a resumed one keeps its own).
+  const auto discard_empty_journal = [&] {
+    if (journal && !journal->resumed_rows() && !req.resume) journal->remove();
+  };
+
+  // Backends: validated here (names, options); opened in-process or by their worker.
+  std::vector<Lane> lanes;
+  try {
+    for (auto& b : open_backends(req.backends, req.backend_opts)) {
+      throw_if_interrupted();
+      Lane lane{b->name(), {nullptr, {}, std::nullopt}, nullptr, nullptr, {}};
+      if (req.isolate) {
+        const ReferenceCache cache(req.cache_dir);  // the workers share this run's key (and folder)
+        lane.worker_args = {"--backend", lane.name, "--cache-dir", cache.dir(), "--cache-salt", cache.salt()};
+        for (const auto& o : req.backend_opts)
+          if (o.rfind(lane.name + ".", 0) == 0) lane.worker_args.insert(lane.worker_args.end(), {"--backend-opt", o});
+        start_worker(lane, req.executable);
+        lane.local = std::move(b);  // kept for options() in the context; never opened
+        lane.state.backend = lane.local.get();
+      } else {
+        lane.local = std::move(b);
+        lane.state = {lane.local.get(), lane.local->probe(), std::nullopt};
+      }
+      if (!lane.state.probe.available) {
+        if (!req.backends.empty()) {
+          std::fprintf(stderr, "attnbench: backend %s is compiled in but unavailable here: %s\n", lane.name.c_str(),
+                       lane.state.probe.reason.c_str());
+          discard_empty_journal();
+          return 3;
+        }
+        std::fprintf(stderr, "attnbench: skipping backend %s: %s\n", lane.name.c_str(), lane.state.probe.reason.c_str());
+        continue;
+      }
+      if (timing) {
+        if (req.isolate) {
+          lane.worker->send({{"op", "peaks"}});
+          Json msg;
+          if (lane.worker->read(msg, kStartupTimeout) != WorkerProcess::Read::message || !msg.contains("peaks")) {
+            throw_if_interrupted();
+            throw BackendError(cat(lane.name, " worker could not measure peaks: ", lane.worker->stderr_tail()));
+          }
+          lane.state.peaks = peaks_from_json(msg["peaks"]);
+        } else {
+          lane.state.peaks = lane.local->measure_peaks();
+        }
+      }
+      lanes.push_back(std::move(lane));
+    }
+  } catch (...) {
+    discard_empty_journal();
+    throw;
+  }
+
   RunContext rc;
   rc.command_line = req.command_line;
   rc.verb = req.verb;
@@ -409,51 +474,56 @@ int run_suite(RunRequest req) {
   rc.extra = {{"isolated", req.isolate}, {"timeout_s", req.timeout_s},
               {"shard", std::to_string(req.shard.index) + "/" + std::to_string(req.shard.count)},
               {"resumed", req.resume}};
-  std::unique_ptr<Journal> journal;
-  if (!out.empty())
-    journal = std::make_unique<Journal>(out + ".journal",
-                                        Json{{"journal", 1}, {"suite_hash", plan.suite_hash}, {"command_line", req.command_line}},
-                                        req.resume);
-  else if (req.resume)
-    throw InputError("--resume needs the results file (--out) whose journal to continue");
 
+  // Each row once: those the journal holds, then each new one whose key is not yet taken (a
+  // resumed case re-emits the `unsupported` row whose case_done line the interruption cut).
   std::vector<RowResult> rows;
-  if (journal) rows = journal->take_previous_rows();
+  std::set<RowKey> recorded;
+  if (journal)
+    for (RowResult& r : journal->take_previous_rows())
+      if (recorded.insert(key_of(r)).second) rows.push_back(std::move(r));
   std::map<std::string, const PlannedRun*> by_id;
   for (const auto& r : plan.runs) by_id[r.pc.c.id()] = &r;
   Progress progress(plan.runs.size() * lanes.size(), req.quiet);
   Runner runner(req);
   bool interrupted = false;
-  for (auto& lane : lanes) {
-    for (const PlannedRun& pr : plan.runs) {
-      const std::string id = pr.pc.c.id();
-      if (journal && journal->case_done(id, lane.name)) continue;
-      const auto emit = [&](RowResult row) {
-        if (journal) journal->append(row);
-        progress.row(row);
-        rows.push_back(std::move(row));
-      };
-      if (!pr.pc.skip_reason.empty()) {
-        emit(skipped_row(pr.pc.c, lane.name, pr.pc.skip_reason));
-      } else {
-        try {
-          if (!runner.run_case(lane, pr, journal ? journal->variants_done(id, lane.name) : std::vector<std::string>{}, emit)) {
-            interrupted = true;
-            break;
+  const auto emit = [&](RowResult row) {
+    if (!recorded.insert(key_of(row)).second) return;
+    if (journal) journal->append(row);
+    progress.row(row);
+    rows.push_back(std::move(row));
+  };
+  try {
+    for (auto& lane : lanes) {
+      for (const PlannedRun& pr : plan.runs) {
+        const std::string id = pr.pc.c.id();
+        if (journal && journal->case_done(id, lane.name)) continue;
+        if (!pr.pc.skip_reason.empty()) {
+          emit(skipped_row(pr.pc.c, lane.name, pr.pc.skip_reason));
+        } else {
+          try {
+            if (!runner.run_case(lane, pr, journal ? journal->variants_done(id, lane.name) : std::vector<std::string>{}, emit)) {
+              interrupted = true;
+              break;
+            }
+          } catch (const BackendError& e) {  // a worker that cannot start: every row of the case says so
+            throw_if_interrupted();
+            emit(status_row(pr.pc.c, lane.name, "-", lane.state.probe.device.name, Status::error, e.what()));
           }
-        } catch (const BackendError& e) {  // a worker that cannot start: every row of the case says so
-          emit(status_row(pr.pc.c, lane.name, "-", lane.state.probe.device.name, Status::error, e.what()));
+        }
+        if (journal) journal->mark_case_done(id, lane.name);
+        if (interrupt_signal()) {
+          interrupted = true;
+          break;
         }
       }
-      if (journal) journal->mark_case_done(id, lane.name);
-      if (interrupt_signal()) {
-        interrupted = true;
-        break;
-      }
+      lane.worker.reset();  // workers run one at a time
+      if (interrupted) break;
     }
-    lane.worker.reset();  // workers run one at a time
-    if (interrupted) break;
+  } catch (const Interrupted&) {
+    interrupted = true;
   }
+  if (interrupted) stopping();  // the watchdog waits while what is here is written
 
   // Results: in plan order (suite order, then backend, then variant), whatever order they ran in.
   std::map<std::string, size_t> lane_order;

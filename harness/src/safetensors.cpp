@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attnbench/error.h"
+#include "attnbench/files.h"
 #include "attnbench/json.h"
 
 namespace attnbench {
@@ -55,14 +56,15 @@ void write_safetensors(const std::string& path, const TensorMap& tensors, const 
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(cat("cannot write ", path));
+  if (!out) throw InputError(errno_text(cat(path, ": cannot write")));
   unsigned char len[8];
   const uint64_t n = text.size();
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
   out.write(reinterpret_cast<const char*>(len), 8);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   for (const auto& [name, t] : tensors) out.write(reinterpret_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.bytes()));
-  if (!out) throw InputError(cat("writing ", path, " failed"));
+  out.flush();
+  if (!out) throw std::runtime_error(errno_text(cat(path, ": write failed")));
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {
@@ -97,9 +99,14 @@ SafetensorsFile read_safetensors(const std::string& path) {
       const DType t = parse_safetensors_dtype(entry.at("dtype").get<std::string>());
       const Shape shape = entry.at("shape").get<Shape>();
       const auto off = entry.at("data_offsets").get<std::vector<uint64_t>>();
-      HostTensor tensor(name, t, shape);
-      if (off.size() != 2 || off[1] < off[0] || off[1] > data.size() || off[1] - off[0] != tensor.bytes())
+      // The shape is checked against the bytes the file holds before anything is allocated.
+      uint64_t bytes = dtype_size(t);
+      for (int64_t d : shape)
+        if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+          throw bad(cat("tensor ", name, ": shape ", Json(shape).dump(), " is impossible"));
+      if (off.size() != 2 || off[1] < off[0] || off[1] > data.size() || off[1] - off[0] != bytes)
         throw bad(cat("tensor ", name, ": data_offsets do not match its shape and the file"));
+      HostTensor tensor(name, t, shape);
       std::memcpy(tensor.raw(), data.data() + off[0], tensor.bytes());
       f.tensors.emplace(name, std::move(tensor));
     } catch (const Json::exception& e) {

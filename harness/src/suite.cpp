@@ -1,12 +1,14 @@
 #include "attnbench/suite.h"
 
-#include <fstream>
+#include <cstdint>
+#include <optional>
 #include <set>
-#include <sstream>
 
 #include "attnbench/cases.h"
 #include "attnbench/error.h"
 #include "attnbench/hash.h"
+#include "attnbench/files.h"
+#include "attnbench/interrupt.h"
 #include "attnbench/json_schema.h"
 #include "attnbench/method.h"
 #include "attnbench/registry.h"
@@ -41,6 +43,8 @@ Value to_value(const Json& j) {
     return out;
   }
   if (j.is_boolean()) return j.get<bool>();
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    throw InputError(cat(j.dump(), " is out of range (integers go up to 2^63-1)"));
   if (j.is_number_integer()) return j.get<int64_t>();
   if (j.is_number()) return j.get<double>();
   return j.get<std::string>();
@@ -57,6 +61,21 @@ std::vector<std::string> strings_of(const Json& j) {
   if (j.is_array()) for (const auto& x : j) out.push_back(x.get<std::string>());
   else out.push_back(j.get<std::string>());
   return out;
+}
+
+uint64_t seed_of(const Json& j) {
+  if (j.is_number_unsigned()) return j.get<uint64_t>();
+  // The schema lets an integral float through (3.0); 2^64 and beyond parse as floats and must not wrap.
+  const double d = j.get<double>();
+  if (d >= 0 && d < 18446744073709551616.0 && d == static_cast<double>(static_cast<uint64_t>(d))) return static_cast<uint64_t>(d);
+  throw InputError(cat("seed ", j.dump(), " is not an integer from 0 to 2^64-1"));
+}
+
+// a * b, or none when it does not fit.
+std::optional<size_t> times(size_t a, size_t b) {
+  size_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
 }
 
 std::vector<Json> items_of(const Json& j) {
@@ -122,10 +141,18 @@ Suite parse_suite(const Json& doc, const std::string& path, const std::string& h
           entry.contains("dtype") ? strings_of(entry["dtype"])
           : defaults.contains("dtype") ? strings_of(defaults["dtype"]) : std::vector<std::string>{""};
       std::vector<uint64_t> seeds;
-      for (const Json& s : items_of(entry.value("seed", defaults.value("seed", Json(1))))) seeds.push_back(s.get<uint64_t>());
+      for (const Json& s : items_of(entry.value("seed", defaults.value("seed", Json(1))))) seeds.push_back(seed_of(s));
 
-      size_t total = phases.size() * dtypes.size() * seeds.size();
-      for (const auto& a : axes) total *= a.points.size();
+      // Counted before anything is expanded, so a product too large to hold is refused, not attempted.
+      std::optional<size_t> count = times(times(phases.size(), dtypes.size()).value_or(SIZE_MAX), seeds.size());
+      for (const auto& a : axes)
+        if (count) count = times(*count, a.points.size());
+      if (!count || *count > kMaxSuiteCases - suite.cases.size())
+        throw InputError(cat("expands to ", count ? std::to_string(*count) : std::string("more than 2^64"), " cases; with the ",
+                             suite.cases.size(), " before it that is more than a suite may hold (", kMaxSuiteCases,
+                             "): split the suite or shorten its lists"));
+      const size_t total = *count;
+      if (total == 0) throw InputError("expands to no case (an empty list)");
       std::vector<size_t> at(axes.size(), 0);
       for (const auto& phase : phases)
         for (size_t step = 0; step < total / (phases.size() * dtypes.size() * seeds.size()); ++step) {
@@ -135,6 +162,7 @@ Suite parse_suite(const Json& doc, const std::string& path, const std::string& h
             at[a] = rest % axes[a].points.size();
             rest /= axes[a].points.size();
           }
+          throw_if_interrupted();
           for (const auto& dtype : dtypes)
             for (uint64_t seed : seeds) {
               CaseParts parts{method, phase, {}, dtype, seed};
@@ -157,19 +185,12 @@ Suite parse_suite(const Json& doc, const std::string& path, const std::string& h
   return suite;
 }
 
+Suite parse_suite_text(const std::string& text, const std::string& path) {
+  return parse_suite(parse_json_strict(text, path), path, hex64(hash64(text)));
+}
+
 Suite load_suite(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(cat(path, ": cannot open the suite file"));
-  std::stringstream buf;
-  buf << f.rdbuf();
-  const std::string text = buf.str();
-  Json doc;
-  try {
-    doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(cat(path, ": malformed JSON: ", e.what()));
-  }
-  return parse_suite(doc, path, hex64(hash64(text)));
+  return parse_suite_text(read_input_file(path, "suite file"), path);
 }
 
 }  // namespace attnbench

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,32 +15,13 @@
 
 #include "attnbench/case_job.h"
 #include "attnbench/error.h"
+#include "attnbench/interrupt.h"
 #include "attnbench/row_io.h"
 #include "attnbench/runner.h"
 
 extern char** environ;
 
 namespace attnbench {
-
-namespace {
-
-std::atomic<int> g_interrupt{0};
-void on_signal(int sig) { g_interrupt.store(sig); }
-
-
-}  // namespace
-
-void install_interrupt_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: a blocking poll returns EINTR
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);  // a dead worker shows as EOF, not a dead parent
-}
-
-int interrupt_signal() { return g_interrupt.load(); }
 
 WorkerProcess::WorkerProcess(const std::string& exe, const std::vector<std::string>& args) {
   int in[2], out[2], err[2];
@@ -69,7 +51,7 @@ WorkerProcess::WorkerProcess(const std::string& exe, const std::vector<std::stri
   sigaddset(&def, SIGTERM);
   sigaddset(&def, SIGPIPE);
   posix_spawnattr_setsigdefault(&attr, &def);
-  std::vector<std::string> argv_s = {exe, "worker"};
+  std::vector<std::string> argv_s = {exe, "worker", "--parent-pid", std::to_string(getpid())};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
@@ -185,6 +167,11 @@ std::string WorkerProcess::exit_description() {
   return "unknown exit";
 }
 
+int WorkerProcess::term_signal() {
+  reap(true);
+  return WIFSIGNALED(status_) ? WTERMSIG(status_) : 0;
+}
+
 std::string WorkerProcess::stderr_tail(size_t max_bytes) const {
   std::string t = stderr_.size() > max_bytes ? stderr_.substr(stderr_.size() - max_bytes) : stderr_;
   while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
@@ -218,12 +205,18 @@ class ResultChannel {
 int worker_main(const std::vector<std::string>& args) {
   std::string backend_name, cache_dir, cache_salt = ReferenceCache::default_salt();
   std::vector<std::string> options;
+  pid_t parent = 0;
   for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--backend") backend_name = args[i + 1];
+    if (args[i] == "--parent-pid") parent = static_cast<pid_t>(std::stol(args[i + 1]));
+    else if (args[i] == "--backend") backend_name = args[i + 1];
     else if (args[i] == "--backend-opt") options.push_back(args[i + 1]);
     else if (args[i] == "--cache-dir") cache_dir = args[i + 1];
     else if (args[i] == "--cache-salt") cache_salt = args[i + 1];
   }
+  // A worker never outlives its parent: the kernel kills it the moment the parent dies (it would
+  // otherwise finish its case first), and a parent gone before this line is noticed here.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (parent > 0 && getppid() != parent) return 1;
   ResultChannel channel;
   try {
     auto backends = open_backends({backend_name}, options);

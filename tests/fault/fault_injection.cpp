@@ -11,6 +11,8 @@
 //   kind=segfault    writes through a null pointer                         -> crashed (SIGSEGV)
 //   kind=abort       std::abort()                                          -> crashed (SIGABRT)
 //   kind=hang        never returns                                         -> timeout
+//   kind=slow_reference  correct, but its fp64 reference busy-waits `micros` µs: the parent is
+//                    busy where it cannot look for a signal (the interrupt tests)  -> pass
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -29,9 +31,9 @@ class FaultInjection final : public Method {
     info_ = {.name = "fault_injection", .family = "fault", .summary = "an impl that fails on request (tests only)",
              .catalog_id = "-", .paper = "-", .spec_version = 1, .phases = {}, .dtypes = {DType::f32}};
     schema_.add({"kind", ParamType::String, Value(std::string("none")), {}, {}, {},
-                 {"none", "spin", "wrong", "overrun", "huge_alloc", "segfault", "abort", "hang"}, "the fault to inject"});
+                 {"none", "spin", "wrong", "overrun", "huge_alloc", "segfault", "abort", "hang", "slow_reference"}, "the fault to inject"});
     schema_.add({"n", ParamType::Int, Value(int64_t{1000}), {}, 1.0, 1e8, {}, "elements"});
-    schema_.add({"micros", ParamType::Int, Value(int64_t{0}), {}, 0.0, 1e8, {}, "spin time of kind=spin"});
+    schema_.add({"micros", ParamType::Int, Value(int64_t{0}), {}, 0.0, 1e8, {}, "spin time of kind=spin and slow_reference"});
     schema_.add({"terms", ParamType::FloatList, Value(FloatList{2.0}), {}, -1e6, 1e6, {}, "y = x·Σ terms (a list value)"});
   }
   const MethodInfo& info() const override { return info_; }
@@ -45,6 +47,11 @@ class FaultInjection final : public Method {
     return in;
   }
   Reference reference(const Case& c, const TensorMap& in) const override {
+    if (c.str("kind") == "slow_reference") {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(c.i64("micros"));
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
     double sum = 0;
     for (double t : std::get<FloatList>(c.params.at("terms"))) sum += t;
     Reference r;

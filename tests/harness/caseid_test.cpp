@@ -78,3 +78,10 @@ TEST_CASE("numbers print in shortest round-trip form", "[unit]") {
   CHECK_FALSE(parse_value(ParamType::Int, "1.5"));
   CHECK_FALSE(parse_value(ParamType::Bool, "yes"));
 }
+
+TEST_CASE("a parameter given twice in an id is refused, not the last one taken", "[unit]") {
+  CHECK_THROWS_WITH(parse_case_id("gqa/decode/batch=1,batch=2/f32/s1"), Catch::Contains("parameter batch is given twice"));
+  // A seed beyond 64 bits, or a batch beyond 63, is out of range, never wrapped.
+  CHECK_THROWS_WITH(parse_case_id("gqa/decode/-/f32/s18446744073709551616"), Catch::Contains("is not an integer"));
+  CHECK_THROWS_WITH(parse_case_id("gqa/decode/batch=9223372036854775808/f32/s1"), Catch::Contains("is not a integer"));
+}

@@ -3,6 +3,7 @@
 // read is refused with the file and the field named.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 
 #include "attnbench/compare.h"
@@ -47,8 +48,8 @@ Made timed(const std::string& case_id, double us, const std::string& outputs_has
   return r;
 }
 
-Json doc_of(const std::vector<Made>& rows) {
-  Json d = {{"context", {{"schema_version", kSchemaVersion}, {"suite", {{"hash", "h"}}}, {"git_commit", "c"}}},
+Json doc_of(const std::vector<Made>& rows, const std::string& shard = "0/1") {
+  Json d = {{"context", {{"schema_version", kSchemaVersion}, {"suite", {{"hash", "h"}}}, {"git_commit", "c"}, {"shard", shard}}},
             {"benchmarks", Json::array()}};
   for (const auto& m : rows) {
     RowResult r;
@@ -69,8 +70,8 @@ std::vector<std::string> names(const Json& doc) {
 
 TEST_CASE("merge: plan order from the records; a shared related row is taken from its earliest place", "[unit]") {
   // The baseline x is related to a (case 0) in one shard and to b (case 1) in the other.
-  const Json s0 = doc_of({row("b", 1, 0), row("x", 1, 1)});
-  const Json s1 = doc_of({row("a", 0, 0), row("x", 0, 1)});
+  const Json s0 = doc_of({row("b", 1, 0), row("x", 1, 1)}, "0/2");
+  const Json s1 = doc_of({row("a", 0, 0), row("x", 0, 1)}, "1/2");
   const Json m = merge_results({s0, s1}, {"s0.json", "s1.json"});
   CHECK(names(m) == std::vector<std::string>{"a/cpu/v", "x/cpu/v", "b/cpu/v"});
   CHECK(m["benchmarks"][1]["attnbench"]["case_index"] == 0);
@@ -99,4 +100,34 @@ TEST_CASE("read_results_file refuses a record it cannot read, naming the file, t
   CHECK_THROWS_AS(read_results_file(bad), InputError);
   CHECK_THROWS_WITH(read_results_file(bad),
                     Catch::Contains(bad + ": results row a/cpu/v: `status` unknown status \"melted\""));
+}
+
+TEST_CASE("merge takes exactly one complete set of shards, or says which are missing", "[unit]") {
+  const Json s0_of_2 = doc_of({row("a", 0, 0)}, "0/2"), s1_of_2 = doc_of({row("b", 1, 0)}, "1/2");
+  const Json s1_of_3 = doc_of({row("b", 1, 0)}, "1/3");
+  CHECK(merge_results({s0_of_2, s1_of_2}, {"a.json", "b.json"})["benchmarks"].size() == 2);
+  CHECK_THROWS_WITH(merge_results({s0_of_2, s1_of_3}, {"a.json", "b.json"}),
+                    Catch::Contains("b.json is shard 1/3 but a.json is one of 2 shards"));
+  CHECK_THROWS_WITH(merge_results({s0_of_2, s0_of_2}, {"a.json", "c.json"}),
+                    Catch::Contains("shard 0/2 is given twice (a.json and c.json)"));
+  CHECK_THROWS_WITH(merge_results({s0_of_2}, {"a.json"}), Catch::Contains("shards 1/2 are missing"));
+  const Json partial = merge_results({s0_of_2}, {"a.json"}, true);
+  CHECK(partial["context"]["missing_shards"] == Json::array({1}));
+  const Json merged = merge_results({s0_of_2, s1_of_2}, {"a.json", "b.json"});
+  CHECK_THROWS_WITH(merge_results({merged}, {"m.json"}), Catch::Contains("m.json is itself a merge"));
+}
+
+TEST_CASE("compare: a row without timed repetitions is listed apart, never compared as nan", "[unit]") {
+  Json a = doc_of({timed("p", 10, "h1"), timed("q", 20, "h2")});
+  Json b = a;
+  // q in B keeps its median but loses its repetitions.
+  Json kept = Json::array();
+  for (const auto& r : b["benchmarks"])
+    if (!(r["run_name"] == "q/cpu/v" && r["run_type"] == "iteration")) kept.push_back(r);
+  b["benchmarks"] = kept;
+  const CompareReport r = compare_results(a, b);
+  REQUIRE(r.rows.size() == 1);
+  CHECK(r.rows[0].name == "p/cpu/v");
+  CHECK(r.untimed == std::vector<std::string>{"q/cpu/v"});
+  CHECK(std::isfinite(r.geomean_ratio));
 }

@@ -121,7 +121,7 @@ TEST_CASE("leaderboard: headline cases, statuses, quality keys and related joins
   CHECK(lb.fidelity_figures == std::vector<std::string>{"attn_recall"});
 
   const std::string md = leaderboard_markdown(lb);
-  CHECK_THAT(md, Catch::Contains("| novel_figure |") && Catch::Contains("because crashed") &&
+  CHECK_THAT(md, Catch::Contains("| novel\\_figure |") && Catch::Contains("because crashed") &&
                      Catch::Contains("0123456789ab (dirty)") && Catch::Contains("## famB"));
   const std::string html = leaderboard_html(lb);
   CHECK_THAT(html, Catch::Contains("<svg class=\"plot\" data-kind=\"fidelity\"") && Catch::Contains("class=\"matrix\""));
@@ -146,4 +146,33 @@ TEST_CASE("leaderboard: a latency plot per method timed at several kv lengths of
   REQUIRE(lb.latency_plots[0].series.size() == 1);
   CHECK(lb.latency_plots[0].series[0].points.size() == 3);
   CHECK_THAT(latency_plot_svg(lb.latency_plots[0]), Catch::Contains("data-kind=\"latency\""));
+}
+
+TEST_CASE("leaderboard.md escapes every text that came from a results file", "[unit]") {
+  Json r = record("<script>alert(1)</script>", "fam<b>", "x/<img src=x onerror=alert(1)>", "crashed", 0, 1e6);
+  r["label"] = "[click](javascript:alert(1)) `code` | pipe";
+  r["device"] = "<iframe>";
+  r["reason"] = "<img onerror=alert(2)>";
+  const Leaderboard lb = build_leaderboard({doc_of({r})}, {"<b>r.json</b>"}, "attnbench leaderboard `<x>`");
+  const std::string md = leaderboard_markdown(lb);
+  // Outside code spans (where HTML is text already), no tag and no link survives.
+  std::string prose;
+  for (size_t i = 0; i < md.size();) {
+    if (md[i] != '`' || (i > 0 && md[i - 1] == '\\')) {
+      prose += md[i++];
+      continue;
+    }
+    size_t n = 0;
+    while (i + n < md.size() && md[i + n] == '`') ++n;
+    const size_t close = md.find(std::string(n, '`'), i + n);
+    i = close == std::string::npos ? md.size() : close + n;
+  }
+  for (const char* raw : {"<script>", "<img", "<iframe>", "<b>", "[click]("}) {
+    INFO(raw);
+    CHECK(prose.find(raw) == std::string::npos);
+  }
+  CHECK_THAT(md, Catch::Contains("&lt;script&gt;alert(1)&lt;/script&gt;") && Catch::Contains("&lt;img onerror=alert(2)&gt;") &&
+                     Catch::Contains("\\[click\\]"));
+  // Code spans: a backtick inside cannot close the span.
+  CHECK_THAT(md, Catch::Contains("`` attnbench leaderboard `<x>` ``"));
 }

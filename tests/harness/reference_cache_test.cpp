@@ -6,8 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "attnbench/reference_cache.h"
+#include "attnbench/results.h"
 #include "support.h"
 
 using namespace attnbench;
@@ -88,4 +90,67 @@ TEST_CASE("a dirty build's entries stay in their run's folder and go with it", "
   CHECK_FALSE(fs::exists(entry.parent_path()));
   clean.remove_run_entries();  // a clean build's entries are kept across runs
   CHECK(clean.load(c, "inputs-1", out));
+}
+
+TEST_CASE("a damaged entry is discarded and rebuilt, never served", "[unit]") {
+  const std::string dir = test::scratch_dir("reference_cache_damage");
+  const Case c = test::case_from_id(kCase);
+  const ReferenceCache cache(dir, "commit-a");
+  // Where the damage goes: the file is [8-byte header length][header][O's doubles][__checked_rows' i32s].
+  struct Damage {
+    std::string what;
+    bool sampled;
+    std::function<void(std::string&, size_t data_start)> apply;
+  };
+  const std::vector<Damage> damages = {
+      {"one flipped byte in the middle of O", false, [](std::string& f, size_t d) { f[d + 37] ^= 0x40; }},
+      {"the lowest mantissa bit of O's first element", false, [](std::string& f, size_t d) { f[d] ^= 0x01; }},
+      {"a sampled-row index far out of range", true, [](std::string& f, size_t) { f[f.size() - 2] = 0x7f; }},
+      {"a file cut short", false, [](std::string& f, size_t) { f.resize(f.size() - 9); }},
+  };
+  for (const auto& d : damages) {
+    INFO(d.what);
+    cache.store(c, "inputs-1", sample_reference(d.sampled));
+    const std::string path = cache.path_for(c);
+    std::string bytes;
+    {
+      std::ifstream f(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    uint64_t header = 0;
+    for (int i = 0; i < 8; ++i) header |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+    d.apply(bytes, 8 + header);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    Reference out;
+    CHECK_FALSE(cache.holds(c));
+    CHECK_FALSE(fs::exists(path));  // discarded, so the caller rebuilds it
+    cache.store(c, "inputs-1", sample_reference(d.sampled));
+    CHECK(cache.load(c, "inputs-1", out));
+  }
+}
+
+TEST_CASE("a run reports a damaged entry once, rebuilds it and passes", "[unit]") {
+  if (build_info().git_dirty) {  // a dirty build keeps its entries for one run only: nothing to damage
+    WARN("a build from a dirty tree: the damaged-entry run is not exercised");
+    return;
+  }
+  const std::string dir = test::scratch_dir("reference_cache_damage_run");
+  const std::string args = " check suites/smoke.json --backends cpu --quiet --filter 'mha/decode.*f32' --cache-dir " + dir;
+  REQUIRE(test::run_cli(args).exit_code == 0);
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().extension() == ".safetensors") entries.push_back(e.path());
+  REQUIRE(!entries.empty());
+  for (const auto& p : entries) {
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-3, std::ios::end);
+    f.put('\x55');
+  }
+  const auto r = test::run_cli(args);
+  CHECK(r.exit_code == 0);
+  int reports = 0;
+  for (size_t at = r.output.find("is damaged"); at != std::string::npos; at = r.output.find("is damaged", at + 1)) ++reports;
+  CHECK(reports == static_cast<int>(entries.size()));  // each once, from the parent, however many workers read it
+  CHECK_THAT(r.output, Catch::Contains("checksum mismatch"));
+  for (const auto& p : entries) CHECK(fs::exists(p));  // rebuilt
 }

@@ -15,6 +15,9 @@
 
 namespace attnbench {
 
+// "16 TiB", "1.5 GiB": a byte count for messages.
+std::string human_bytes(double bytes);
+
 class Allocator;
 
 enum class BufferRole { input, output, workspace };

@@ -8,6 +8,7 @@
 
 #include "attnbench/execute.h"
 #include "attnbench/reference_cache.h"
+#include "attnbench/registry.h"
 
 namespace attnbench {
 
@@ -22,6 +23,11 @@ struct JobCallbacks {
   std::function<bool(const std::string& variant)> on_start;  // before a variant runs; false stops the job
   std::function<void(RowResult row)> on_row;                  // after it (or the unsupported row)
 };
+
+// The impls of the case's method on `backend` that accept it on these limits (only `impl`, when
+// given); when none does, *why says why for each (the `unsupported` row's reason).
+std::vector<const ImplEntry*> runnable_impls(const Case& c, const std::string& backend, const DeviceLimits& limits,
+                                             const std::string& impl, std::string* why);
 
 // Runs every runnable variant of one case on one backend, the case data prepared once (its
 // reference from `cache` when held there).

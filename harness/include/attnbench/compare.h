@@ -26,6 +26,7 @@ struct RowComparison {
 struct CompareReport {
   std::vector<RowComparison> rows;
   std::vector<std::string> only_in_a, only_in_b;
+  std::vector<std::string> untimed;  // in both, but without timed repetitions on a side
   double geomean_ratio = 1;    // geometric mean of median_b / median_a over matched rows
   int few_repetitions = 0;     // rows with fewer than 9 repetitions on a side
 };
@@ -38,10 +39,16 @@ inline constexpr double kSame = 0.05;
 CompareReport compare_results(const Json& a, const Json& b);
 
 // Joins results files of shards of one suite; InputError when their suite hash, commit or schema
-// version differ. Rows keep plan order; a row present in several shards (a shared baseline) is
-// taken once.
-Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>& paths);
+// version differ, or when they are not exactly one complete partition: every shard i/N of one N,
+// each once (`partial`: shards may be missing; the merged context lists them as missing_shards).
+// Rows keep plan order; a row present in several shards (a shared baseline) is taken once.
+Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>& paths, bool partial = false);
+// The shards missing from the set (InputError as above unless `partial`).
+std::vector<int> shard_partition(const std::vector<Json>& docs, const std::vector<std::string>& paths, bool partial);
 
-Json read_results_file(const std::string& path);  // InputError unless a results file we understand
+// A results file we understand, or InputError naming the file, the place and what is wrong: the
+// one reader behind compare, merge, leaderboard and run --rerun.
+Json read_results_file(const std::string& path);
+Json parse_results_text(const std::string& text, const std::string& path);  // the file's bytes
 
 }  // namespace attnbench

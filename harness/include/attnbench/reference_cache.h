@@ -4,6 +4,7 @@
 // A sampled (model-sized) reference stores only its checked rows.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "attnbench/caseid.h"
@@ -20,6 +21,8 @@ class ReferenceCache {
   static std::string default_salt();
   const std::string& dir() const { return dir_; }
   const std::string& salt() const { return salt_; }
+  // InputError unless the folder exists or can be made, and can be written (before a run starts).
+  void check_usable() const;
   // A build from a dirty tree keys its entries by run: they live in a folder of their own, serve
   // only that run's parent and workers, and the run removes them when it ends (else every run
   // of a suite under development would leave its references behind).
@@ -28,12 +31,19 @@ class ReferenceCache {
   // The entry's file: named by case id, spec_version and salt, so whether a case is cached is
   // known without generating its inputs; load() also requires the inputs' hash to match.
   std::string path_for(const Case& c) const;
+  // Every entry carries a checksum of its tensors and metadata, verified on every read: a damaged
+  // entry (a flipped bit, a cut file, a sampled-row index out of range) is removed, reported once
+  // on stderr and rebuilt by the caller, never served. holds() reads and verifies the entry
+  // (without the inputs, which it does not have); load() also requires the inputs' hash.
   bool holds(const Case& c) const;
   bool load(const Case& c, const std::string& input_hash, Reference& out) const;
   void store(const Case& c, const std::string& input_hash, const Reference& ref) const;
 
  private:
   std::string entries_dir() const;
+  std::optional<Reference> read_entry(const Case& c, const std::string* input_hash) const;
+  std::optional<Reference> parse_entry(const Case& c, const std::string& path, const std::string* input_hash,
+                                       std::string* why) const;
   std::string dir_;
   std::string salt_;
 };

@@ -36,7 +36,12 @@ struct Suite {
   std::vector<PlannedCase> cases;
 };
 
+// The most cases one suite may expand to (docs/running.md): far above any real suite, low enough
+// that the expanded cases fit in memory. A suite beyond it is refused before it is expanded.
+inline constexpr size_t kMaxSuiteCases = 200000;
+
 Suite load_suite(const std::string& path);
+Suite parse_suite_text(const std::string& text, const std::string& path);  // the file's bytes
 Suite parse_suite(const Json& doc, const std::string& path, const std::string& hash);
 const Json& suite_schema();  // the embedded suites/suite.schema.json
 

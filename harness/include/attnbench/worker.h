@@ -38,6 +38,8 @@ class WorkerProcess {
   void kill();
   // "signal 11 (Segmentation fault)", "exit code 134", ... after eof or kill().
   std::string exit_description();
+  int term_signal();  // the signal that ended it (after eof or kill()), or 0
+
   std::string stderr_tail(size_t max_bytes = 2048) const;
   pid_t pid() const { return pid_; }
 
@@ -52,9 +54,5 @@ class WorkerProcess {
 
 // The hidden `attnbench worker` verb.
 int worker_main(const std::vector<std::string>& args);
-
-// Set by SIGINT/SIGTERM handlers of the parent; reads return `interrupted` once it is set.
-void install_interrupt_handlers();
-int interrupt_signal();  // 0, SIGINT or SIGTERM
 
 }  // namespace attnbench
