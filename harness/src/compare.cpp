@@ -229,7 +229,6 @@ std::vector<int> shard_partition(const std::vector<Json>& docs, const std::vecto
 
 Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>& paths, bool partial) {
   if (docs.empty()) throw InputError("merge needs at least one results file");
-  const std::vector<int> missing = shard_partition(docs, paths, partial);
   const Json& first = docs.front()["context"];
   const auto field = [](const Json& ctx, const char* key) {
     if (std::string(key) == "suite_hash") return ctx.value("suite", Json::object()).value("hash", std::string());
@@ -241,6 +240,7 @@ Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>
       if (field(docs[i]["context"], key) != field(first, key))
         throw InputError(cat("merge: ", paths[i], " has ", key, " ", field(docs[i]["context"], key), " but ", paths[0],
                              " has ", field(first, key), "; only shards of one run merge"));
+  const std::vector<int> missing = shard_partition(docs, paths, partial);
   // Group rows by the row they belong to (run_name). A row in several shards (a related case that
   // users in different shards share) is taken once: from the shard where it has its earliest
   // place, that of its first user, as in an unsharded run; on a tie the first file wins.

@@ -17,6 +17,10 @@ std::string json_path_index(const std::string& parent, size_t index) {
 
 namespace {
 
+// Deeper than any document attnbench reads, shallow enough that code walking a document
+// recursively (the schema validator, comparisons, dump) cannot exhaust its stack.
+constexpr size_t kMaxDepth = 128;
+
 // Where the parser is: one frame per open object or array, so an error can name its place.
 struct Frame {
   bool array;
@@ -44,8 +48,11 @@ Json parse_json_strict(const std::string& text, const std::string& what) {
   };
   const auto cb = [&](int, Json::parse_event_t event, Json& parsed) {
     switch (event) {
-      case Json::parse_event_t::object_start: stack.push_back({false}); break;
-      case Json::parse_event_t::array_start: stack.push_back({true}); break;
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        if (stack.size() >= kMaxDepth) throw InputError(cat(what, ": ", path_of(stack), ": nested deeper than ", kMaxDepth, " levels"));
+        stack.push_back({event == Json::parse_event_t::array_start});
+        break;
       case Json::parse_event_t::object_end:
       case Json::parse_event_t::array_end:
         stack.pop_back();

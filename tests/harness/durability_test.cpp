@@ -249,7 +249,7 @@ TEST_CASE("a run killed at many points and resumed has exactly the rows of one t
     return static_cast<double>(state >> 11) / 9007199254740992.0;
   };
   const int signals[] = {SIGKILL, SIGINT, SIGTERM};
-  for (int point = 0; point < 12; ++point) {
+  for (int point = 0; point < 24; ++point) {
     const double at = 0.05 + 0.9 * length * next();
     const int sig = signals[point % 3];
     const bool worker = point % 2 == 1;
