@@ -3,7 +3,8 @@
 #   ci/test.sh            the whole thing (what CI runs through .ci/run)
 # Phases: dependencies (Debian packages), build (release preset with every backend whose toolchain
 # is here, plus ASan+UBSan and ThreadSanitizer builds of harness and CPU backend), tests (CTest on the release
-# build, then the smoke suite under ASan+UBSan and under ThreadSanitizer).
+# build, then the smoke suite under ASan+UBSan and under ThreadSanitizer), fuzz (the parsers of
+# suites, case ids and results files under libFuzzer, ASan and UBSan, 35 s each: ci/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,3 +46,6 @@ echo "--- smoke suite under ThreadSanitizer (timed, so the pool's every path run
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   build/tsan/attnbench run suites/smoke.json --backends cpu --quiet --repetitions 2 --min-time 0.001 --warmup 0 \
   --out build/tsan/smoke.json
+
+phase fuzz
+ci/fuzz.sh 35

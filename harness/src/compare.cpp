@@ -93,14 +93,16 @@ double mann_whitney_p(const std::vector<double>& a, const std::vector<double>& b
       if (all[k].second == 0) rank_sum_a += midrank;
     i = j;
   }
-  const double u_a = rank_sum_a - m * (m + 1) / 2.0;
-  const double mean = m * n / 2.0;
+  // In double: m·n of two large samples overflows an int.
+  const double dm = m, dn = n;
+  const double u_a = rank_sum_a - dm * (dm + 1) / 2.0;
+  const double mean = dm * dn / 2.0;
   if (!ties && m <= 30 && n <= 30) {
-    const double u = std::min(u_a, m * n - u_a);
+    const double u = std::min(u_a, dm * dn - u_a);
     return std::min(1.0, 2.0 * exact_cdf(m, n, static_cast<int>(std::floor(u + 1e-9))));
   }
   const double N = m + n;
-  const double var = m * n / 12.0 * ((N + 1) - tie_term / (N * (N - 1)));
+  const double var = dm * dn / 12.0 * ((N + 1) - tie_term / (N * (N - 1)));
   if (var <= 0) return 1.0;
   const double z = (std::fabs(u_a - mean) - 0.5) / std::sqrt(var);
   return std::min(1.0, std::erfc(std::max(z, 0.0) / std::sqrt(2.0)));

@@ -58,7 +58,8 @@ namespace {
 Json params_json(const Params& p) {
   Json j = Json::object();
   for (const auto& [name, v] : p.items()) {
-    std::visit([&](const auto& x) { j[name] = x; }, v);
+    const std::string& key = name;  // a structured binding is not capturable before C++20's clang 16
+    std::visit([&](const auto& x) { j[key] = x; }, v);
   }
   return j;
 }

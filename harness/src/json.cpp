@@ -39,45 +39,68 @@ std::string path_of(const std::vector<Frame>& stack) {
   return p;
 }
 
-}  // namespace
+// The checks a plain parse does not make, as a SAX pass of their own (nlohmann's callback parser
+// rescans each parent array at every object's end: quadratic in a results file's rows).
+class StrictChecker {
+ public:
+  using number_integer_t = Json::number_integer_t;
+  using number_unsigned_t = Json::number_unsigned_t;
+  using number_float_t = Json::number_float_t;
+  using string_t = Json::string_t;
+  using binary_t = Json::binary_t;
 
-Json parse_json_strict(const std::string& text, const std::string& what) {
-  std::vector<Frame> stack;
-  const auto element_done = [&] {
-    if (!stack.empty() && stack.back().array) ++stack.back().index;
-  };
-  const auto cb = [&](int, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        if (stack.size() >= kMaxDepth) throw InputError(cat(what, ": ", path_of(stack), ": nested deeper than ", kMaxDepth, " levels"));
-        stack.push_back({event == Json::parse_event_t::array_start});
-        break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        stack.pop_back();
-        element_done();
-        break;
-      case Json::parse_event_t::key: {
-        Frame& f = stack.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second) throw InputError(cat(what, ": ", path_of(stack), ": the key is given twice"));
-        break;
-      }
-      case Json::parse_event_t::value: element_done(); break;
-    }
+  explicit StrictChecker(const std::string& what) : what_(what) {}
+
+  bool null() { return element_done(); }
+  bool boolean(bool) { return element_done(); }
+  bool number_integer(number_integer_t) { return element_done(); }
+  bool number_unsigned(number_unsigned_t) { return element_done(); }
+  bool number_float(number_float_t, const string_t&) { return element_done(); }
+  bool string(string_t&) { return element_done(); }
+  bool binary(binary_t&) { return element_done(); }
+  bool start_object(size_t) { return open(false); }
+  bool start_array(size_t) { return open(true); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(string_t& k) {
+    Frame& f = stack_.back();
+    f.key = k;
+    if (!f.keys.insert(k).second) throw InputError(cat(what_, ": ", path_of(stack_), ": the key is given twice"));
     return true;
-  };
-  try {
-    return Json::parse(text, cb);
-  } catch (const Json::exception& e) {
+  }
+  bool parse_error(size_t, const std::string&, const nlohmann::detail::exception& e) {
     // nlohmann's text starts with its own tag ("[json.exception.parse_error.101] "): the rest is the reason.
     std::string why = e.what();
     if (const size_t close = why.find("] "); why.rfind("[json.exception.", 0) == 0 && close != std::string::npos)
       why = why.substr(close + 2);
-    const std::string where = path_of(stack);
-    throw InputError(cat(what, ": malformed JSON", where.empty() ? "" : " at " + where, ": ", why));
+    const std::string where = path_of(stack_);
+    throw InputError(cat(what_, ": malformed JSON", where.empty() ? "" : " at " + where, ": ", why));
   }
+
+ private:
+  bool element_done() {
+    if (!stack_.empty() && stack_.back().array) ++stack_.back().index;
+    return true;
+  }
+  bool open(bool array) {
+    if (stack_.size() >= kMaxDepth) throw InputError(cat(what_, ": ", path_of(stack_), ": nested deeper than ", kMaxDepth, " levels"));
+    stack_.push_back({array});
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return element_done();
+  }
+  const std::string& what_;
+  std::vector<Frame> stack_;
+};
+
+}  // namespace
+
+Json parse_json_strict(const std::string& text, const std::string& what) {
+  StrictChecker checker(what);
+  Json::sax_parse(text, &checker);  // throws InputError for anything it refuses
+  return Json::parse(text);
 }
 
 }  // namespace attnbench
