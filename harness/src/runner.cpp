@@ -117,6 +117,14 @@ void start_worker(Lane& lane, const std::string& exe) {
     lane.worker.reset();
     throw InputError(msg["input_error"].get<std::string>());
   }
+  // Stopped, not failed: the run's own interrupt, or a worker ended by SIGINT or SIGTERM (as in run_case).
+  const int sig = r == WorkerProcess::Read::eof ? lane.worker->term_signal() : 0;
+  if (r == WorkerProcess::Read::interrupted || sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+    lane.worker->kill();
+    lane.worker.reset();
+    if (sig) note_interrupt(sig);
+    throw Interrupted(interrupt_signal());
+  }
   if (r != WorkerProcess::Read::message || !msg.contains("hello")) {
     const std::string why = r == WorkerProcess::Read::timeout ? "timed out opening the device"
                             : r == WorkerProcess::Read::message && msg.contains("fatal")
