@@ -1,10 +1,12 @@
 // leaderboard: results files in, leaderboard.md and leaderboard.html out (attnbench/leaderboard.h).
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
 
 #include "args.h"
 #include "attnbench/error.h"
 #include "attnbench/files.h"
+#include "attnbench/json.h"
 #include "attnbench/leaderboard.h"
 #include "verbs.h"
 
@@ -27,13 +29,32 @@ int verb_leaderboard(const std::vector<std::string>& argv) {
   if (args.positional().empty()) throw InputError("leaderboard needs results files: attnbench leaderboard A.json [B.json ...]");
   std::string command = "attnbench leaderboard";
   for (const auto& p : args.positional()) command += " " + p;
-  const Leaderboard lb = build_leaderboard(args.positional(), command);
+  // The reader checks every field compare and merge use; a field only the leaderboard reads may
+  // still have the wrong type (a hand-edited file): that is the file's fault, named, exit 2.
+  const auto render = [&](const std::vector<std::string>& paths) {
+    const Leaderboard lb = build_leaderboard(paths, command);
+    return std::make_tuple(lb, leaderboard_markdown(lb), leaderboard_html(lb));
+  };
+  std::tuple<Leaderboard, std::string, std::string> pages;
+  try {
+    pages = render(args.positional());
+  } catch (const Json::exception& e) {
+    for (const auto& p : args.positional()) {
+      try {
+        render({p});
+      } catch (const Json::exception& one) {
+        throw InputError(cat(p, ": a field the leaderboard reads has the wrong type: ", one.what()));
+      }
+    }
+    throw InputError(cat("leaderboard: a field of these results files has the wrong type: ", e.what()));
+  }
+  const auto& [lb, markdown, html] = pages;
   const std::filesystem::path dir = args.get("out", ".");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(cat(dir.string(), ": cannot create the output directory: ", ec.message()));
-  write_file_atomically((dir / "leaderboard.md").string(), leaderboard_markdown(lb));
-  write_file_atomically((dir / "leaderboard.html").string(), leaderboard_html(lb));
+  write_file_atomically((dir / "leaderboard.md").string(), markdown);
+  write_file_atomically((dir / "leaderboard.html").string(), html);
   size_t rows = 0;
   for (const auto& s : lb.sections) rows += s.rows.size();
   std::printf("leaderboard: %zu rows in %zu sections from %zu files: %s, %s\n", rows, lb.sections.size(),

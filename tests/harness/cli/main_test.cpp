@@ -43,6 +43,9 @@ TEST_CASE("bad input exits 2 with one line naming the problem", "[unit]") {
   doc["context"]["schema_version"] = "1";
   const std::string bad_version = write_suite(dir, "bad_version.json", doc.dump());
   doc["context"]["schema_version"] = 1;
+  doc["context"]["num_cpus"] = "two";
+  const std::string bad_cpus = write_suite(dir, "bad_cpus.json", doc.dump());
+  doc["context"]["num_cpus"] = 2;
   doc["benchmarks"][0]["real_time"] = nullptr;
   const std::string null_time = write_suite(dir, "null_time.json", doc.dump());
   struct Bad {
@@ -106,6 +109,7 @@ TEST_CASE("bad input exits 2 with one line naming the problem", "[unit]") {
       {"leaderboard " + bad_version + " --out " + dir, "context.schema_version: \"1\" is not an integer"},
       {"run --rerun " + bad_version, "context.schema_version: \"1\" is not an integer"},
       {"compare " + null_time + " " + null_time, "benchmarks[0].real_time: null is not a time"},
+      {"leaderboard " + bad_cpus + " --out " + dir, "bad_cpus.json: a field the leaderboard reads has the wrong type"},
   };
   for (const auto& b : bad) {
     INFO(b.args);
