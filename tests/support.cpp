@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "attnbench/json.h"
 #include "attnbench/registry.h"
 #include "attnbench/runner.h"
 
@@ -114,6 +115,31 @@ std::vector<int> BackgroundRun::children() const {
     if (rest >> state >> ppid && ppid == pid_ && state != 'Z') out.push_back(std::stoi(name));
   }
   return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::multiset<std::string> row_signatures(const std::string& results_path) {
+  const Json doc = Json::parse(read_text(results_path));
+  std::multiset<std::string> out;
+  for (const auto& row : doc["benchmarks"]) {
+    const Json& a = row["attnbench"];
+    if (!a.contains("params")) continue;
+    const Json h = a.value("hashes", Json::object());
+    out.insert(row["name"].get<std::string>() + " " + a["status"].get<std::string>() + " " + h.value("inputs", "") + " " +
+               h.value("reference", "") + " " + h.value("outputs", ""));
+  }
+  return out;
+}
+
+int journal_cases_done(const std::string& journal_path) {
+  const std::string text = read_text(journal_path);
+  int n = 0;
+  for (size_t at = text.find("\"case_done\""); at != std::string::npos; at = text.find("\"case_done\"", at + 1)) ++n;
+  return n;
 }
 
 bool wait_until(const std::function<bool()>& done, double timeout_s) {

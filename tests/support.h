@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,15 @@ class BackgroundRun {
   int code_ = -1;
   std::string log_;
 };
+
+// A file's bytes ("" when it does not exist).
+std::string read_text(const std::string& path);
+// Each row of a results file that carries its full record, as "name status input-hash
+// reference-hash output-hash": a multiset, so a doubled row shows. Two runs of the same cases
+// compare equal whatever their timings.
+std::multiset<std::string> row_signatures(const std::string& results_path);
+// The `case_done` lines in a run's journal so far.
+int journal_cases_done(const std::string& journal_path);
 
 // Polls `done` every 10 ms for up to timeout_s; whether it became true.
 bool wait_until(const std::function<bool()>& done, double timeout_s);

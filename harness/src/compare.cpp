@@ -199,6 +199,10 @@ Json parse_results_text(const std::string& text, const std::string& path) {
 
 Json read_results_file(const std::string& path) { return parse_results_text(read_input_file(path, "results file"), path); }
 
+namespace {
+
+// The shards missing from the set; InputError unless it is one partition of one N, each shard
+// once (missing ones allowed with `partial`).
 std::vector<int> shard_partition(const std::vector<Json>& docs, const std::vector<std::string>& paths, bool partial) {
   int count = 0;
   std::map<int, std::string> seen;
@@ -228,6 +232,8 @@ std::vector<int> shard_partition(const std::vector<Json>& docs, const std::vecto
   }
   return missing;
 }
+
+}  // namespace
 
 Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>& paths, bool partial) {
   if (docs.empty()) throw InputError("merge needs at least one results file");

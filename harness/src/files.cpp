@@ -60,38 +60,30 @@ void check_output_file(const std::string& path, const std::vector<std::string>& 
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {
   const std::string tmp = path + ".tmp";
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    throw std::runtime_error(cat(path, ": write failed: not a regular file"));
+  int fd = -1;
+  // The reason is errno's at the failure, taken before close and unlink can change it.
   const auto fail = [&](const std::string& at) {
     const std::string why = errno_text(cat(at, ": write failed"));
+    if (fd >= 0) close(fd);
     unlink(tmp.c_str());
     throw std::runtime_error(why);
   };
-  struct stat st {};
-  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-    errno = EEXIST;
-    throw std::runtime_error(cat(path, ": write failed: not a regular file"));
-  }
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(tmp);
-  size_t off = 0;
-  while (off < bytes.size()) {
+  for (size_t off = 0; off < bytes.size();) {
     const ssize_t n = write(fd, bytes.data() + off, bytes.size() - off);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = ENOSPC;
-      const int saved = errno;
-      close(fd);
-      errno = saved;
-      fail(tmp);
-    }
+    if (n == 0) errno = ENOSPC;
+    if (n <= 0) fail(tmp);
     off += static_cast<size_t>(n);
   }
-  if (fsync(fd) != 0) {
-    const int saved = errno;
-    close(fd);
-    errno = saved;
-    fail(tmp);
-  }
-  if (close(fd) != 0) fail(tmp);
+  if (fsync(fd) != 0) fail(tmp);
+  const int closing = fd;
+  fd = -1;
+  if (close(closing) != 0) fail(tmp);
   if (rename(tmp.c_str(), path.c_str()) != 0) fail(path);
 }
 

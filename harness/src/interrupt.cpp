@@ -46,14 +46,11 @@ void watchdog() {
   while (read(g_pipe[0], &b, 1) < 0) {
   }
   const int sig = g_signal.load();
-  const auto wait_for = [](double seconds, const std::atomic<bool>& flag) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (!flag.load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return flag.load();
-  };
-  if (!wait_for(kGraceSeconds, g_stopping)) leave(sig, "while busy");
-  const std::atomic<bool> never{false};
-  wait_for(kFinishSeconds, never);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kGraceSeconds);
+  while (!g_stopping.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!g_stopping.load()) leave(sig, "while busy");
+  std::this_thread::sleep_for(std::chrono::duration<double>(kFinishSeconds));  // the run exits before this ends
   leave(sig, "and could not finish writing its results in time");
 }
 

@@ -81,7 +81,7 @@ Journal::Journal(std::string path, const Json& suite_hash, const Json& settings,
     if (!j.is_object()) break;
     if (!header_seen) {
       header_seen = true;
-      if (j.is_object() && j.contains("command_line") && j["command_line"].is_string()) journal_command = j["command_line"];
+      if (j.contains("command_line") && j["command_line"].is_string()) journal_command = j["command_line"];
       if (resume) {
         if (j.value("suite_hash", Json()) != suite_hash)
           throw InputError(cat("--resume: ", path_, " belongs to another suite (hash ", show(j.value("suite_hash", Json("?"))),
@@ -113,8 +113,8 @@ Journal::Journal(std::string path, const Json& suite_hash, const Json& settings,
     good_end = at = nl + 1;
   }
   if (!resume && rows > 0)
-    throw InputError(cat(path_, " holds ", rows, " rows of an interrupted run (", "its command: ", journal_command, "); continue it with --resume, "
-                         "or delete ", path_, " to start over"));
+    throw InputError(cat(path_, " holds ", rows, " rows of an interrupted run (its command: ", journal_command,
+                         "); continue it with --resume, or delete ", path_, " to start over"));
   if (resume && header_seen) {
     if (good_end < text.size() && truncate(path_.c_str(), static_cast<off_t>(good_end)) != 0)
       throw std::runtime_error(errno_text(cat(path_, ": cannot cut off its incomplete last line")));

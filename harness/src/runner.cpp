@@ -108,6 +108,9 @@ struct Lane {
 
 constexpr double kStartupTimeout = 180;  // opening a device, measuring peaks
 
+// A worker ended by one of these was stopped by someone, not by its kernel: the run is interrupted.
+bool stopped_from_outside(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP; }
+
 void start_worker(Lane& lane, const std::string& exe) {
   lane.worker = std::make_unique<WorkerProcess>(exe, lane.worker_args);
   Json msg;
@@ -119,7 +122,7 @@ void start_worker(Lane& lane, const std::string& exe) {
   }
   // Stopped, not failed: the run's own interrupt, or a worker ended by SIGINT or SIGTERM (as in run_case).
   const int sig = r == WorkerProcess::Read::eof ? lane.worker->term_signal() : 0;
-  if (r == WorkerProcess::Read::interrupted || sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+  if (r == WorkerProcess::Read::interrupted || stopped_from_outside(sig)) {
     lane.worker->kill();
     lane.worker.reset();
     if (sig) note_interrupt(sig);
@@ -230,7 +233,7 @@ class Runner {
           // interrupted, as if the signal had come here. One killed outright (SIGKILL: the OOM
           // killer, a user) runs its variant once more in a fresh worker before the row says so.
           const int sig = lane.worker->term_signal();
-          if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+          if (stopped_from_outside(sig)) {
             lane.worker.reset();
             note_interrupt(sig);
             return false;
@@ -408,7 +411,7 @@ int run_suite(RunRequest req) {
   }
   // A run that ends before its first row leaves no journal behind (a resumed one keeps its own).
   const auto discard_empty_journal = [&] {
-    if (journal && !journal->resumed_rows() && !req.resume) journal->remove();
+    if (journal && !req.resume) journal->remove();
   };
 
   // Backends: validated here (names, options); opened in-process or by their worker.

@@ -38,35 +38,16 @@ std::string durable_suite(const std::string& dir, const std::string& spin_kind =
   return path;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
 int count_of(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
 }
 
-// Each row of a results file as "name status hashes" (a multiset: a doubled row shows).
-std::multiset<std::string> rows_of(const std::string& path) {
-  const Json doc = Json::parse(read_file(path));
-  std::multiset<std::string> out;
-  for (const auto& row : doc["benchmarks"]) {
-    const Json& a = row["attnbench"];
-    if (!a.contains("params")) continue;
-    const Json h = a.value("hashes", Json::object());
-    out.insert(row["name"].get<std::string>() + " " + a["status"].get<std::string>() + " " + h.value("inputs", "") + " " +
-               h.value("reference", "") + " " + h.value("outputs", ""));
-  }
-  return out;
-}
-
 // Starts `args` and interrupts it with `sig` once its journal records `cases_done` finished cases.
 int interrupt_after(const std::string& args, const std::string& journal, int cases_done, int sig = SIGTERM) {
   test::BackgroundRun run(args, kFaulty);
-  const bool reached = test::wait_until([&] { return count_of(read_file(journal), "case_done") >= cases_done; }, 120);
+  const bool reached = test::wait_until([&] { return test::journal_cases_done(journal) >= cases_done; }, 120);
   INFO(run.output());
   REQUIRE(reached);
   run.signal(sig);
@@ -92,7 +73,7 @@ TEST_CASE("a resume records each row once, whatever the interruption left in the
   const std::string suite = durable_suite(dir);
   const std::string whole = dir + "/whole.json";
   REQUIRE(run_fast(common_args(suite, whole)).exit_code == 0);
-  const auto want = rows_of(whole);
+  const auto want = test::row_signatures(whole);
   REQUIRE(want.size() == 4);
   for (const char* isolation : {"", " --no-isolate"}) {
     for (const char* damage : {"case_done lost", "last line cut"}) {
@@ -102,7 +83,7 @@ TEST_CASE("a resume records each row once, whatever the interruption left in the
         fs::remove(journal);
         const std::string args = common_args(suite, out) + isolation;
         interrupt_after(args, journal, 2);
-        std::string text = read_file(journal);
+        std::string text = test::read_text(journal);
         REQUIRE(count_of(text, "\"row\"") >= 2);
         if (std::string(damage) == "case_done lost") {
           // The journal as a kill between a case's last row and its case_done line leaves it.
@@ -116,7 +97,7 @@ TEST_CASE("a resume records each row once, whatever the interruption left in the
         const auto resumed = run_fast(args + " --resume");
         INFO(resumed.output);
         CHECK(resumed.exit_code == 0);
-        CHECK(rows_of(out) == want);
+        CHECK(test::row_signatures(out) == want);
         CHECK_FALSE(fs::exists(journal));
       }
     }
@@ -129,7 +110,7 @@ TEST_CASE("a second run on one --out is refused, naming the first; a dead run's 
   const std::string args = common_args(suite, out);
   {
     test::BackgroundRun first(args, kFaulty);
-    REQUIRE(test::wait_until([&] { return count_of(read_file(out + ".journal"), "case_done") >= 1; }, 120));
+    REQUIRE(test::wait_until([&] { return test::journal_cases_done(out + ".journal") >= 1; }, 120));
     const auto second = test::run_cli(args, kFaulty);
     CHECK(second.exit_code == 2);
     CHECK_THAT(second.output, Catch::Contains("another run is writing it (pid " + std::to_string(first.pid())));
@@ -149,13 +130,13 @@ TEST_CASE("an interrupted run's journal is kept, and a resume with other setting
   const std::string suite = durable_suite(dir), out = dir + "/r.json", journal = out + ".journal";
   const std::string args = common_args(suite, out);
   interrupt_after(args, journal, 1);
-  const std::string before = read_file(journal);
+  const std::string before = test::read_text(journal);
 
   const auto again = test::run_cli(args, kFaulty);  // without --resume
   CHECK(again.exit_code == 2);
   CHECK_THAT(again.output, Catch::Contains("rows of an interrupted run") && Catch::Contains("--resume") &&
                                Catch::Contains("delete " + journal));
-  CHECK(read_file(journal) == before);
+  CHECK(test::read_text(journal) == before);
 
   const std::string run_args = "run" + args.substr(5) + " --resume";  // `check` journal, `run` resume
   const auto as_run = test::run_cli(run_args, kFaulty);
@@ -164,7 +145,7 @@ TEST_CASE("an interrupted run's journal is kept, and a resume with other setting
   const auto other_filter = test::run_cli(args + " --resume --filter mha", kFaulty);
   CHECK(other_filter.exit_code == 2);
   CHECK_THAT(other_filter.output, Catch::Contains("filter: journal , now mha"));
-  CHECK(read_file(journal) == before);
+  CHECK(test::read_text(journal) == before);
 
   // Timed runs: a resume with another repetition count is refused.
   const std::string timed = dir + "/t.json";
@@ -194,7 +175,7 @@ TEST_CASE("SIGINT and SIGTERM end a run within about a second wherever it is", "
     fs::create_directories(sub);
     const std::string suite = durable_suite(sub, w.suite_kind), out = sub + "/r.json";
     test::BackgroundRun run(common_args(suite, out) + w.extra, kFaulty);
-    REQUIRE(test::wait_until([&] { return count_of(read_file(out + ".journal"), "case_done") >= 2; }, 120));
+    REQUIRE(test::wait_until([&] { return test::journal_cases_done(out + ".journal") >= 2; }, 120));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // inside the 30 s case now
     const auto t0 = std::chrono::steady_clock::now();
     run.signal(w.sig);
@@ -203,7 +184,7 @@ TEST_CASE("SIGINT and SIGTERM end a run within about a second wherever it is", "
     INFO(run.output());
     CHECK(code == 128 + w.sig);
     CHECK(took < 2.0);
-    CHECK(count_of(read_file(out + ".journal"), "case_done") >= 2);  // the journal keeps what finished
+    CHECK(test::journal_cases_done(out + ".journal") >= 2);  // the journal keeps what finished
   }
 }
 
@@ -211,7 +192,7 @@ TEST_CASE("a worker dies with its parent", "[fault]") {
   const std::string dir = test::scratch_dir("durable_orphan");
   const std::string suite = durable_suite(dir), out = dir + "/r.json";
   test::BackgroundRun run(common_args(suite, out), kFaulty);
-  REQUIRE(test::wait_until([&] { return count_of(read_file(out + ".journal"), "case_done") >= 2; }, 120));
+  REQUIRE(test::wait_until([&] { return test::journal_cases_done(out + ".journal") >= 2; }, 120));
   const std::vector<int> workers = run.children();
   REQUIRE(workers.size() == 1);
   run.signal(SIGKILL);
@@ -240,7 +221,7 @@ TEST_CASE("a run killed at many points and resumed has exactly the rows of one t
   const auto t0 = std::chrono::steady_clock::now();
   REQUIRE(test::run_cli(args(whole), kFaulty).exit_code == 0);
   const double length = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto want = rows_of(whole);
+  const auto want = test::row_signatures(whole);
 
   // Kill points spread over the run's length by a fixed sequence, so a failure reproduces.
   uint64_t state = 0x9e3779b97f4a7c15ull;
@@ -273,7 +254,7 @@ TEST_CASE("a run killed at many points and resumed has exactly the rows of one t
     } else if (!fs::exists(out)) {
       REQUIRE(test::run_cli(args(out), kFaulty).exit_code == 0);
     }
-    CHECK(rows_of(out) == want);
+    CHECK(test::row_signatures(out) == want);
     CHECK_FALSE(fs::exists(out + ".journal"));
   }
 }

@@ -6,30 +6,11 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <set>
 
 #include "attnbench/json.h"
 #include "support.h"
 
 using namespace attnbench;
-
-namespace {
-
-std::set<std::string> row_keys(const std::string& path) {
-  std::ifstream f(path);
-  const Json doc = Json::parse(f);
-  std::set<std::string> out;
-  for (const auto& row : doc["benchmarks"]) {
-    const Json& a = row["attnbench"];
-    if (!a.contains("params")) continue;
-    const Json h = a.value("hashes", Json::object());
-    out.insert(row["name"].get<std::string>() + " " + a["status"].get<std::string>() + " " + h.value("inputs", "") + " " +
-               h.value("reference", "") + " " + h.value("outputs", ""));
-  }
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("an interrupted run resumes to the same rows as an uninterrupted one", "[fault]") {
   const std::string dir = test::scratch_dir("resume");
@@ -48,27 +29,20 @@ TEST_CASE("an interrupted run resumes to the same rows as an uninterrupted one",
   const std::string journal = part + ".journal";
   {
     test::BackgroundRun run(common + part, "tests/attnbench_faulty");
-    const auto cases_done = [&] {
-      std::ifstream f(journal);
-      const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      int n = 0;
-      for (size_t at = text.find("case_done"); at != std::string::npos; at = text.find("case_done", at + 1)) ++n;
-      return n;
-    };
-    REQUIRE(test::wait_until([&] { return cases_done() >= 2; }, 120));
+    REQUIRE(test::wait_until([&] { return test::journal_cases_done(journal) >= 2; }, 120));
     run.signal(SIGTERM);
     CHECK(run.wait(30) == 128 + SIGTERM);
   }
   CHECK(std::filesystem::exists(journal));
   REQUIRE(std::filesystem::exists(part));  // a valid partial results file
-  const auto partial = row_keys(part);
+  const auto partial = test::row_signatures(part);
   CHECK(partial.size() >= 2);
   CHECK(partial.size() < 4);
 
   const auto resumed = test::run_cli(common + part + " --resume", "tests/attnbench_faulty");
   CHECK(resumed.exit_code == 0);
   CHECK_FALSE(std::filesystem::exists(journal));  // a completed run leaves no journal
-  CHECK(row_keys(part) == row_keys(dir + "/whole.json"));
+  CHECK(test::row_signatures(part) == test::row_signatures(dir + "/whole.json"));
 }
 
 TEST_CASE("--resume of another suite's journal is refused", "[fault]") {

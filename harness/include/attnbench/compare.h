@@ -43,8 +43,6 @@ CompareReport compare_results(const Json& a, const Json& b);
 // each once (`partial`: shards may be missing; the merged context lists them as missing_shards).
 // Rows keep plan order; a row present in several shards (a shared baseline) is taken once.
 Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>& paths, bool partial = false);
-// The shards missing from the set (InputError as above unless `partial`).
-std::vector<int> shard_partition(const std::vector<Json>& docs, const std::vector<std::string>& paths, bool partial);
 
 // A results file we understand, or InputError naming the file, the place and what is wrong: the
 // one reader behind compare, merge, leaderboard and run --rerun.

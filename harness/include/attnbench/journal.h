@@ -46,7 +46,6 @@ class Journal {
   // The rows a resumed journal holds (once: they move out); variants_done() answers from its own
   // index, so it is right before and after.
   std::vector<RowResult> take_previous_rows() { return std::move(previous_); }
-  bool resumed_rows() const { return !variants_.empty(); }
   bool case_done(const std::string& case_id, const std::string& backend) const;
   std::vector<std::string> variants_done(const std::string& case_id, const std::string& backend) const;
 
