@@ -92,8 +92,8 @@ std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector
 std::vector<std::string> rows_not_passing(const std::vector<std::string>& case_ids, Backend& backend,
                                           const std::string& label = "");
 
-// The same on the CPU backend twice, with its best ISA and with cpu.isa=avx2 (the x86-64-v3
-// baseline); the label is " isa=<isa>".
+// The same on the CPU backend with its best ISA, again with cpu.amx=off where the CPU has AMX
+// tiles, and with cpu.isa=avx2 (the x86-64-v3 baseline); the label names the option.
 std::vector<std::string> cpu_rows_not_passing(const std::vector<std::string>& case_ids);
 
 // The hash of a row's outputs (a run-to-run or thread-count comparison).

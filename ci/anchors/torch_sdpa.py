@@ -163,8 +163,13 @@ def main():
                 t = {"hot_s": hot, "batch": batch, "cold_s": cold,
                      "hot_tflops": flops / hot / 1e12, "hot_gbps": nbytes / hot / 1e9,
                      "attnbench_speedup_hot": hot / rec["timing"]["median_s"]}
-                if peaks.get("copy_bytes_per_s"):
-                    t["hot_pct_of_copy"] = 100.0 * nbytes / hot / peaks["copy_bytes_per_s"]
+                # Against the ceiling the attnbench row names (read bandwidth for decode, the mma rate
+                # of its dtype for prefill), so both sides are judged alike.
+                ceiling = rec.get("throughput", {}).get("peak", "")
+                if peaks.get(ceiling):
+                    amount = flops if ceiling.endswith("_flops_per_s") else nbytes
+                    t["hot_pct_of_ceiling"] = 100.0 * amount / hot / peaks[ceiling]
+                    t["ceiling"] = ceiling
             except RuntimeError as e:
                 t = {"error": str(e).splitlines()[0][:300]}
             entry["torch"][name] = t

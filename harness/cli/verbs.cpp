@@ -89,7 +89,7 @@ int verb_env(const std::vector<std::string>& argv) {
   const std::vector<FlagSpec> flags = {
       {"help", false, false, "this text"},
       {"backend-opt", true, true, "<backend>.<option>=<value> (repeatable)"},
-      {"peaks", false, false, "also measure each backend's copy bandwidth and arithmetic rate"},
+      {"peaks", false, false, "also measure each backend's ceilings: read, write and copy bandwidth, and each compute path's rate"},
   };
   const Args args(flags, argv);
   if (args.has("help")) {

@@ -7,6 +7,43 @@
 
 namespace attnbench {
 
+namespace ceilings {
+
+const char* for_bound(Bound b) {
+  switch (b) {
+    case Bound::read: return read;
+    case Bound::copy: return copy;
+    case Bound::compute: return fp32;
+  }
+  return fp32;
+}
+
+bool is_bandwidth(const std::string& name) { return name.ends_with("_bytes_per_s"); }
+
+std::string short_name(const std::string& name) {
+  for (std::string_view tail : {"_bytes_per_s", "_flops_per_s", "_per_s"})
+    if (name.ends_with(tail)) return name.substr(0, name.size() - tail.size());
+  return name;
+}
+
+}  // namespace ceilings
+
+void Peaks::add(std::string name, double per_s, std::string how_text) {
+  ATTNBENCH_ASSERT(!find(name), "ceiling ", name, " measured twice");
+  ceilings.push_back({std::move(name), per_s, std::move(how_text)});
+}
+
+const Ceiling* Peaks::find(const std::string& name) const {
+  for (const Ceiling& c : ceilings)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+double Peaks::rate(const std::string& name) const {
+  const Ceiling* c = find(name);
+  return c ? c->per_s : 0.0;
+}
+
 bool DeviceLimits::has(const std::string& feature) const {
   auto it = features.find(feature);
   return it != features.end() && it->second;

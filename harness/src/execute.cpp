@@ -140,6 +140,7 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
   // Where this row's time went; inputs and reference are the case's, shared by its variants.
   RowSeconds seconds{data.inputs_s, data.reference_s, data.reference_cached, {}, {}, {}, {}};
   Stopwatch clock;
+  std::string compute_ceiling;  // the impl's arithmetic path, once prepared
   try {
     Allocator& alloc = be.allocator();
     const size_t base_bytes = alloc.current_bytes();
@@ -158,6 +159,7 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
     const size_t io_bytes = alloc.current_bytes() - base_bytes;
     std::unique_ptr<Impl> impl = entry.make();
     impl->prepare(c, be, io);
+    compute_ceiling = impl->compute_ceiling();
     for (const auto& [name, t] : data.inputs) be.upload(t, io[name]);
     upload_poisoned(be, data.outputs, io);
     be.synchronize();
@@ -203,7 +205,7 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
     bool deterministic = true;
     if (rec.status == Status::pass && opt.timing) {
       const std::string& mode = opt.timing_opts.mode;
-      const bool cold = mode == "cold" || (mode == "auto" && data.work.bound == Bound::memory);
+      const bool cold = mode == "cold" || (mode == "auto" && data.work.memory_bound());
       row.timing = time_launches(row.name(), [&] { impl->run(); }, be, opt.timing_opts, cold);
       // Race check: the outputs of one more run must hash the same as the checked run's.
       upload_poisoned(be, data.outputs, io);
@@ -247,12 +249,18 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
                            cv > opt.timing_opts.noisy_cv, t.telemetry};
     RowThroughput tp{data.work.flops / median, data.work.bytes / median, "", 0, false};
     if (state.peaks) {
-      const bool memory = data.work.bound == Bound::memory;
-      const double peak = memory ? state.peaks->copy_bytes_per_s : state.peaks->flops_per_s;
-      const double achieved = memory ? data.work.bytes / median : data.work.flops / median;
-      tp.peak = memory ? "copy_bytes_per_s" : "flops_per_s";
-      tp.pct_of_peak = peak > 0 ? 100.0 * achieved / peak : 0.0;
-      tp.above_peak = peak > 0 && achieved > peak;
+      // The ceiling the row's work names; a compute path the backend did not measure falls back
+      // to its fp32 rate, and the row says so by the name it records.
+      std::string name = data.work.memory_bound() || compute_ceiling.empty() ? ceilings::for_bound(data.work.bound)
+                                                                             : compute_ceiling;
+      if (!state.peaks->find(name) && !data.work.memory_bound()) name = ceilings::fp32;
+      const double peak = state.peaks->rate(name);
+      const double achieved = data.work.memory_bound() ? data.work.bytes / median : data.work.flops / median;
+      if (peak > 0) {
+        tp.peak = name;
+        tp.pct_of_peak = 100.0 * achieved / peak;
+        tp.above_peak = achieved > peak;
+      }
     }
     rec.throughput = tp;
   }

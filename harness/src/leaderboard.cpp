@@ -94,7 +94,7 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
                       {"status", "status", "pass, fail, error, crashed, timeout, unsupported, skipped; pass (noisy): cv above the target"},
                       {"latency", "median", "median device time per launch over the repetitions"},
                       {"throughput", "throughput", "work.flops (TFLOP/s) or work.bytes (GB/s) per second, by work.bound"},
-                      {"pct_peak", "% peak", "of the device's peak measured in the same run (copy bandwidth or fp32 FMA rate)"},
+                      {"pct_peak", "% peak", "of the ceiling the row names, measured in the same run: read or copy bandwidth, or the rate of the compute path its kernel took (fp32 FMA, a 16-bit unit); the cell names it"},
                       {"memory", "peak mem", "peak bytes the impl held: inputs, outputs and workspace"},
                       {"equivalence", "equivalence", "worst max_abs/gate of TOL outputs, SET tie swaps, SEMI boundary cases, STAT p-value"},
                       {"cases", "all cases", "statuses of every suite case of the method on this backend and device"}});

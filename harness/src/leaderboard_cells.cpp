@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attnbench/backend.h"
 #include "attnbench/error.h"
 
 namespace attnbench::lb {
@@ -88,9 +89,14 @@ std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& 
     } else {
       text = b.value("device", std::string());
       const Json peaks = b.value("peaks", Json::object());
-      if (peaks.contains("copy_bytes_per_s") || peaks.contains("flops_per_s"))
-        text += cat("; in-run peaks: copy ", fmt_sig(peaks.value("copy_bytes_per_s", 0.0) / 1e9), " GB/s, ",
-                    fmt_flops(peaks.value("flops_per_s", 0.0)), " fp32");
+      std::string table;
+      for (const auto& [name, v] : peaks.items()) {
+        if (!v.is_number()) continue;
+        const double rate = v.get<double>();
+        table += cat(table.empty() ? "" : ", ", ceilings::short_name(name), " ",
+                     ceilings::is_bandwidth(name) ? fmt_sig(rate / 1e9) + " GB/s" : fmt_flops(rate));
+      }
+      if (!table.empty()) text += "; in-run ceilings: " + table;
     }
     out.push_back({"backend " + name, text});
   }
@@ -167,12 +173,12 @@ LbCell latency_cell(const Rec& r) {
 LbCell throughput_cell(const Rec& r) {
   if (!r.row.throughput) return dash();
   const RowThroughput& tp = *r.row.throughput;
-  const bool memory = r.row.work && r.row.work->bound == Bound::memory;
+  const bool memory = r.row.work && r.row.work->memory_bound();
   const double v = memory ? tp.bytes_per_s : tp.flops_per_s;
   // Sorted by the raw rate; shown in GB/s, or TFLOP/s (GFLOP/s below one, as on small CPUs).
   const std::string text = memory ? fmt_sig(v / 1e9) + " GB/s" : fmt_flops(v);
   return {text, v, "",
-          cat(memory ? "memory" : "compute", "-bound: ", fmt_sig(r.flops()), " flop, ", fmt_bytes(r.bytes()),
+          cat(r.row.work ? bound_name(r.row.work->bound) : "compute", "-bound: ", fmt_sig(r.flops()), " flop, ", fmt_bytes(r.bytes()),
               " moved per launch")};
 }
 
@@ -183,10 +189,16 @@ LbCell peak_cell(const Rec& r, const std::vector<LbSource>& sources) {
   const std::string& peak = tp.peak;
   const Json peaks = sources[r.src].context.value("backends", Json::object()).value(r.row.backend, Json::object())
                          .value("peaks", Json::object());
-  std::string title = "of the in-run peak " + peak;
-  if (peaks.contains(peak)) title += " = " + fmt_sig(peaks[peak].get<double>());
+  std::string title = "of the in-run ceiling " + peak;
+  if (peaks.contains(peak) && peaks[peak].is_number()) {
+    const double rate = peaks[peak].get<double>();
+    title += " = " + (ceilings::is_bandwidth(peak) ? fmt_sig(rate / 1e9) + " GB/s" : fmt_flops(rate));
+  }
+  if (peaks.contains("how") && peaks["how"].is_object() && peaks["how"].contains(peak) && peaks["how"][peak].is_string())
+    title += " (" + peaks["how"][peak].get<std::string>() + ")";
   const bool above = tp.above_peak;
-  return {fmt_sig(pct) + "%" + (above ? " (above peak)" : ""), pct, above ? "noisy" : "", title};
+  return {fmt_sig(pct) + "% " + ceilings::short_name(peak) + (above ? " (above its ceiling)" : ""), pct,
+          above ? "noisy" : "", title};
 }
 
 LbCell memory_cell(const Rec& r) {

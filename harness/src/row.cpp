@@ -33,9 +33,17 @@ bool is_bad(Status s) {
   return s == Status::fail || s == Status::error || s == Status::crashed || s == Status::timeout;
 }
 
+const char* bound_name(Bound b) {
+  switch (b) {
+    case Bound::read: return "read";
+    case Bound::copy: return "copy";
+    case Bound::compute: return "compute";
+  }
+  return "compute";
+}
+
 namespace {
 
-const char* bound_name(Bound b) { return b == Bound::memory ? "memory" : "compute"; }
 
 // The fields of one JSON object of a row, read with errors that name the row and the field.
 class Reader {
@@ -253,9 +261,13 @@ void from_json(const Json& j, Row& row) {
   }
   if (r.has("work")) {
     const Reader w = r.object("work");
+    // "memory" is how files written before the ceilings table named a read-bound row.
     const std::string bound = w.str("bound", "compute");
-    if (bound != "compute" && bound != "memory") w.fail("bound", cat("\"", bound, "\" is not compute or memory"));
-    out.work = Work{w.number("flops"), w.number("bytes"), bound == "memory" ? Bound::memory : Bound::compute};
+    Bound b = Bound::compute;
+    if (bound == "read" || bound == "memory") b = Bound::read;
+    else if (bound == "copy") b = Bound::copy;
+    else if (bound != "compute") w.fail("bound", cat("\"", bound, "\" is not compute, read or copy"));
+    out.work = Work{w.number("flops"), w.number("bytes"), b};
   }
   if (const Json* c = r.find("checked_rows")) {
     if (c->is_string() && c->get<std::string>() == "all") out.checked_rows = CheckedRows{true, 0};

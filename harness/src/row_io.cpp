@@ -226,12 +226,30 @@ Probe probe_from_json(const Json& j) {
   return p;
 }
 
+// {"read_bytes_per_s": 2.6e10, ..., "how": {"read_bytes_per_s": "...", ...}, "probe": "..."}: the rates
+// flat, so a script reads peaks["read_bytes_per_s"].
 Json peaks_to_json(const Peaks& p) {
-  return {{"copy_bytes_per_s", p.copy_bytes_per_s}, {"flops_per_s", p.flops_per_s}, {"how", p.how}};
+  Json j = Json::object(), how = Json::object();
+  for (const Ceiling& c : p.ceilings) {
+    j[c.name] = c.per_s;
+    how[c.name] = c.how;
+  }
+  j["how"] = how;
+  j["probe"] = p.how;
+  return j;
 }
 
 Peaks peaks_from_json(const Json& j) {
-  return {j.at("copy_bytes_per_s").get<double>(), j.at("flops_per_s").get<double>(), j.value("how", "")};
+  Peaks p;
+  const Json how = j.contains("how") && j["how"].is_object() ? j["how"] : Json::object();
+  for (const auto& [name, v] : j.items()) {
+    if (!v.is_number()) continue;
+    // Files written before the table named the fp32 FMA rate flops_per_s.
+    const std::string key = name == "flops_per_s" ? ceilings::fp32 : name;
+    p.add(key, v.get<double>(), how.value(name, std::string()));
+  }
+  p.how = j.contains("how") && j["how"].is_string() ? j["how"].get<std::string>() : j.value("probe", std::string());
+  return p;
 }
 
 }  // namespace attnbench

@@ -256,7 +256,7 @@ Work AttentionSpec::work(const Case& c) const {
   w.bytes = q_rows * s.head_dim * es                                   // Q
             + 2.0 * kv_rows * static_cast<double>(s.head_dim) * es      // K, V (valid rows)
             + q_rows * (s.head_dim * es + 4.0);                          // O, LSE
-  w.bound = c.phase == "decode" ? Bound::memory : Bound::compute;
+  w.bound = c.phase == "decode" ? Bound::read : Bound::compute;
   return w;
 }
 

@@ -330,7 +330,7 @@ Work Sampler::work(const Case& c) const {
   w.flops = R * V * 10;
   // The logits read once per row (once in all in distribution mode), the outputs written.
   w.bytes = P * V * 4 + R * (s.mask_words * 4 + 4);
-  w.bound = Bound::memory;
+  w.bound = Bound::read;
   return w;
 }
 

@@ -68,7 +68,7 @@ class Knorm final : public ScoredSelection {
   Work score_work(const Case& c) const override {
     const double keys = static_cast<double>(c.i64("batch") * c.i64("kv_heads") * c.i64("kv_len"));
     const double d = static_cast<double>(c.i64("head_dim"));
-    return {2 * keys * d, keys * d * static_cast<double>(dtype_size(c.dtype)), Bound::memory};
+    return {2 * keys * d, keys * d * static_cast<double>(dtype_size(c.dtype)), Bound::read};
   }
 };
 

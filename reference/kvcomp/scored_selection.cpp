@@ -308,7 +308,7 @@ Work ScoredSelection::work(const Case& c) const {
   const CompactedCache cc = compacted(c);
   const double es = static_cast<double>(dtype_size(c.dtype)), d = static_cast<double>(s.head_dim);
   const double rows = static_cast<double>(cache_rows(s)), cap = static_cast<double>(s.capacity);
-  Work w = s.candidates > 0 ? score_work(c) : Work{0, 0, Bound::memory};
+  Work w = s.candidates > 0 ? score_work(c) : Work{0, 0, Bound::copy};
   // The compaction: the kept K and V rows read; indices, lengths and the compacted K/V written
   // at full capacity.
   w.bytes += rows * (2 * static_cast<double>(cc.kept) * d * es + cap * 4 + 4 + 2 * cap * d * es);

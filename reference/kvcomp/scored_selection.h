@@ -97,7 +97,7 @@ class ScoredSelection : public Method {
   // error of the impls' fp32 scores, times two.
   virtual double tie_c(const Case& c, const TensorMap& in, int64_t row) const;
   // Flops and bytes of scoring; the compaction's are added by the family.
-  virtual Work score_work(const Case& /*c*/) const { return {0, 0, Bound::memory}; }
+  virtual Work score_work(const Case& /*c*/) const { return {0, 0, Bound::copy}; }
   // The G-KV cache the method compresses (default: a 32-query window, snapkv's default, so
   // methods at equal shapes compress the same cache and meet the same future queries).
   virtual GkvConfig gkv(const Case& c) const;

@@ -39,7 +39,7 @@ Row timed_row() {
   r.params = {{"batch", 1}, {"kv_len", 64}, {"causal", true}, {"scale", 0.125}};
   r.status = Status::pass;
   r.hashes = RowHashes{"00aa", "00bb", "00cc"};
-  r.work = Work{1.5e6, 4096.0, Bound::memory};
+  r.work = Work{1.5e6, 4096.0, Bound::read};
   r.checked_rows = CheckedRows{false, 12};
   r.telemetry = {{"sm_clock_mhz", 1980}};
   r.checks = std::vector<RowCheck>{
@@ -51,7 +51,7 @@ Row timed_row() {
   r.seconds = RowSeconds{0.25, 1.5, true, 0.01, 0.02, 0.5, 0.001};
   r.timing = RowTiming{"cold", "one launch per sample", 1, 9, 0.05, 1.25e-5, 0.02, false,
                        Json::array({{{"clock", 1}}, {{"clock", 2}}})};
-  r.throughput = RowThroughput{1.2e11, 3.3e8, "copy_bytes_per_s", 41.5, false};
+  r.throughput = RowThroughput{1.2e11, 3.3e8, "read_bytes_per_s", 41.5, false};
   r.case_index = 3;
   r.related_rank = 0;
   r.related = {{"baseline", "mha/decode/x/f16/s7"}};
@@ -84,7 +84,7 @@ TEST_CASE("row: the JSON of a timed row round-trips in the results file's key or
                                                "related_of"});
   CHECK(j["dtype"] == "f16");
   CHECK(j["status"] == "pass");
-  CHECK(j["work"]["bound"] == "memory");
+  CHECK(j["work"]["bound"] == "read");
   CHECK(j["checked_rows"] == 12);
   CHECK(keys_of(j["checks"]["O"]) == std::vector<std::string>{"class", "pass", "max_abs", "gate", "compared"});
   CHECK(keys_of(j["checks"]["idx"]) == std::vector<std::string>{"class", "pass", "message", "n_tie_swaps"});
@@ -202,4 +202,17 @@ TEST_CASE("row: every record of the committed results files reads and writes bac
     }
   }
   CHECK(records > 100);
+}
+
+TEST_CASE("a results file from before the ceilings table reads its memory-bound rows as read-bound", "[unit]") {
+  Json j = Json(timed_row());
+  j["work"]["bound"] = "memory";
+  Row r;
+  from_json(j, r);
+  CHECK(r.work->bound == Bound::read);
+  j["work"]["bound"] = "copy";
+  from_json(j, r);
+  CHECK(r.work->bound == Bound::copy);
+  j["work"]["bound"] = "disk";
+  CHECK_THROWS_WITH(from_json(j, r), Catch::Contains("is not compute, read or copy"));
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnbench/allocator.h"
+#include "attnbench/method.h"
 #include "attnbench/json.h"
 #include "attnbench/tensor.h"
 
@@ -78,12 +79,36 @@ struct Probe {
   DeviceLimits limits;
 };
 
-// Ceilings measured in this run (bytes read + written per second by a device copy; arithmetic
-// rate of the device's widest fp32 FMA path). The leaderboard's "% of peak" divides by these.
+// The ceilings a backend measured in this run (docs/design.md "Ceilings"), one per way a kernel
+// can be bound: bandwidths named *_bytes_per_s (read: bytes read; write: bytes written; copy:
+// bytes read + written by a copy) and arithmetic rates named *_flops_per_s, one per compute
+// path the backend offers (fp32 FMA, a 16-bit dot-product unit, a tensor-core mma). A row is
+// judged against the one its work names (Work::bound, Impl::compute_ceiling).
+struct Ceiling {
+  std::string name;  // e.g. "read_bytes_per_s", "fp32_flops_per_s", "amx_bf16_flops_per_s"
+  double per_s = 0;
+  std::string how;   // one line: what was measured, how often, best of how many
+};
+
+namespace ceilings {
+inline constexpr const char* read = "read_bytes_per_s";
+inline constexpr const char* write = "write_bytes_per_s";
+inline constexpr const char* copy = "copy_bytes_per_s";
+inline constexpr const char* fp32 = "fp32_flops_per_s";
+// The ceiling a row of this bound is judged against; a compute-bound row names its own path
+// (Impl::compute_ceiling), fp32 when it names none.
+const char* for_bound(Bound b);
+bool is_bandwidth(const std::string& name);          // ends in _bytes_per_s
+std::string short_name(const std::string& name);     // "read", "copy", "fp32", "amx_bf16"
+}  // namespace ceilings
+
 struct Peaks {
-  double copy_bytes_per_s = 0;
-  double flops_per_s = 0;
-  std::string how;  // one line: what was measured
+  std::vector<Ceiling> ceilings;  // in the order measured; names unique
+  std::string how;                // one line for the whole probe (threads, where it ran)
+
+  void add(std::string name, double per_s, std::string how);
+  const Ceiling* find(const std::string& name) const;
+  double rate(const std::string& name) const;  // 0 when not measured
 };
 
 struct BackendOption {

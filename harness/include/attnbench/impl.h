@@ -47,6 +47,10 @@ class Impl {
   virtual Support supports(const Case& c, const DeviceLimits& limits) const = 0;
   virtual void prepare(const Case& c, Backend& backend, const IoBuffers& io) = 0;
   virtual void run() = 0;
+  // The ceiling a compute-bound row of this impl is judged against, once prepared: the arithmetic
+  // path its kernels took (a backend's *_flops_per_s name, e.g. "amx_bf16_flops_per_s" where bf16
+  // runs on AMX tiles). Empty: fp32_flops_per_s.
+  virtual std::string compute_ceiling() const { return {}; }
 };
 
 using ImplFactory = std::unique_ptr<Impl> (*)();

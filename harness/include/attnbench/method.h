@@ -91,12 +91,17 @@ struct CheckReport {
   std::string first_failure() const;  // "O: max_abs 3.1e-2 > gate ..." or ""
 };
 
-enum class Bound { compute, memory };
+// What limits an ideal implementation, and so which in-run ceiling a row is judged against
+// (backend.h "ceilings"): compute (flops over the compute path's rate), read (bytes, nearly all
+// read, over the read bandwidth: decode, scoring, sampling), copy (bytes read and written alike,
+// over the copy bandwidth: gathers, compaction). Read and copy rows are timed cold.
+enum class Bound { compute, read, copy };
 
 struct Work {
   double flops = 0;   // floating-point operations of the method's math (a multiply-add = 2)
   double bytes = 0;   // bytes an ideal implementation moves: inputs read once, outputs written once
   Bound bound = Bound::compute;  // which of the two the throughput column reports
+  bool memory_bound() const { return bound != Bound::compute; }
 };
 
 // A related case the harness runs on the same backend: the method's baseline (GQA over MHA) or

@@ -74,11 +74,13 @@ struct RowTiming {
   Json telemetry = Json::array();  // per repetition; written only when not empty
 };
 
+const char* bound_name(Bound b);  // "compute" | "read" | "copy", as results files write it
+
 struct RowThroughput {
   double flops_per_s = 0, bytes_per_s = 0;
-  // Against the in-run peak that work.bound names; peak "" (and the two after it unwritten) when
-  // the run measured no peaks.
-  std::string peak;              // "copy_bytes_per_s" | "flops_per_s"
+  // Against the in-run ceiling the row names (work.bound; a compute-bound row's impl names its
+  // arithmetic path); peak "" (and the two after it unwritten) when the run measured none.
+  std::string peak;              // "read_bytes_per_s" | "copy_bytes_per_s" | "fp32_flops_per_s" | ...
   double pct_of_peak = 0;
   bool above_peak = false;
 };

@@ -1,5 +1,6 @@
 // mha, mqa and gqa on the CPU: one impl serving all three (variant "blocked"), multi-threaded on
-// the backend's pool, vectorised with runtime dispatch to AVX-512 (attention_kernel.h).
+// the backend's pool, vectorised with runtime dispatch to AVX-512 (attention_kernel.h), and bf16
+// prefill on AMX tiles where the backend offers them (attention_amx.h; K and V packed first).
 //
 // Scheduling. A group is (batch, KV head) with rows = head group × q_len. Groups with many rows
 // are cut into tasks of at most 64 rows (causal rows late in the sequence see more keys; tasks
@@ -11,6 +12,7 @@
 #include <cstring>
 
 #include "../runtime/cpu_backend.h"
+#include "attention_amx.h"
 #include "attention_kernel.h"
 #include "attnbench/error.h"
 #include "attnbench/impl.h"
@@ -46,6 +48,16 @@ class CpuAttention final : public Impl {
     }
     split_len_ = splits_ > 1 ? (s.kv_cap + splits_ - 1) / splits_ : s.kv_cap;
     scratch_stride_ = attn::scratch_floats(problem_.dp);
+    // bf16 tasks of many rows on the tiles; decode (few rows) stays bound by reading K and V.
+    amx_ = cpu.amx() && c.dtype == DType::bf16 && rows_ > attn::kDirectRows;
+    if (amx_) {
+      packed_ = attn::amx::packed_shape(s);
+      packed_k_ = backend.allocator().allocate(attn::amx::k_elements(packed_) * 2, "attention.amx_k");
+      packed_v_ = backend.allocator().allocate(attn::amx::v_elements(packed_) * 2, "attention.amx_v");
+      packed_.k = packed_k_->ptr<uint16_t>();
+      packed_.v = packed_v_->ptr<uint16_t>();
+      scratch_stride_ = std::max(scratch_stride_, attn::amx::scratch_floats(packed_));
+    }
     scratch_ = backend.allocator().allocate(scratch_stride_ * threads * sizeof(float), "attention.scratch");
     if (splits_ > 1) {
       const int64_t per_split = rows_ * (problem_.dp + 2);
@@ -53,7 +65,15 @@ class CpuAttention final : public Impl {
     }
   }
 
+  std::string compute_ceiling() const override { return amx_ ? "amx_bf16_flops_per_s" : ""; }
+
   void run() override {
+    if (amx_) {
+      const int64_t blocks = packed_.keys / attn::amx::kBlockKeys;
+      pool_->parallel_for(packed_.groups * blocks, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) attn::amx::pack(problem_, packed_, t / blocks, t % blocks);
+      });
+    }
     const int64_t kv_heads = problem_.s.kv_heads;
     float* scratch = scratch_->ptr<float>();
     const int64_t per_split = rows_ * (problem_.dp + 2);
@@ -63,7 +83,9 @@ class CpuAttention final : public Impl {
         const int64_t split = t % splits_, rb = (t / splits_) % row_blocks_, group = t / (splits_ * row_blocks_);
         const int64_t b = group / kv_heads, g = group % kv_heads;
         const int64_t r0 = rb * attn::kMaxRowsPerTask, r1 = std::min(rows_, r0 + attn::kMaxRowsPerTask);
-        if (splits_ == 1) {
+        if (amx_ && r1 - r0 > attn::kDirectRows) {
+          attn::amx::attend_many(problem_, packed_, b, g, r0, r1, my_scratch);
+        } else if (splits_ == 1) {
           kernels_->attend(problem_, b, g, r0, r1, 0, problem_.s.kv_cap, my_scratch, nullptr);
         } else {
           float* base = partials_->ptr<float>() + (group * splits_ + split) * per_split;
@@ -129,6 +151,9 @@ class CpuAttention final : public Impl {
   int64_t rows_ = 0, groups_ = 0, splits_ = 1, row_blocks_ = 1, split_len_ = 0;
   size_t scratch_stride_ = 0;
   BufferPtr scratch_, partials_;
+  bool amx_ = false;
+  attn::amx::Packed packed_{};
+  BufferPtr packed_k_, packed_v_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "cpu_backend.h"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "attnbench/error.h"
+#include "cpu_caches.h"
 #include "cpu_peaks.h"
 
 namespace attnbench::cpu {
@@ -26,6 +28,18 @@ Isa widest_isa() {
 }
 
 std::string_view isa_name(Isa isa) { return isa == Isa::avx512 ? "avx512" : "avx2"; }
+
+bool amx_bf16_usable() {
+  // The CPU must have the tiles and their bf16 dot product, and Linux must let this process use
+  // the tile data state (arch_prctl, asked once per process: the grant covers every thread).
+  static const bool usable = [] {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return false;
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return usable;
+}
 
 class CpuBackend::HostAllocator final : public Allocator {
  public:
@@ -74,7 +88,8 @@ CpuBackend::~CpuBackend() = default;
 
 std::vector<BackendOption> CpuBackend::options() const {
   return {{"threads", "", "worker threads of the CPU backend (default: every hardware thread)"},
-          {"isa", "", "avx2 or avx512: the kernels' instruction set (default: the widest the CPU has)"}};
+          {"isa", "", "avx2 or avx512: the kernels' instruction set (default: the widest the CPU has)"},
+          {"amx", "", "on or off: bf16 matrix products on AMX tiles (default: on where the CPU and the OS allow it)"}};
 }
 
 ThreadPool& CpuBackend::pool() {
@@ -117,6 +132,22 @@ Isa CpuBackend::isa() {
   return *isa_;
 }
 
+bool CpuBackend::amx() {
+  if (!amx_) {
+    const std::string want = option("amx");
+    if (!want.empty() && want != "on" && want != "off") throw InputError(cat("cpu: amx=", want, " is not on or off"));
+    if (want == "on" && !amx_bf16_usable())
+      throw InputError("cpu: amx=on, but this CPU or its OS offers no AMX-BF16 tiles to this process");
+    amx_ = want != "off" && isa() == Isa::avx512 && amx_bf16_usable();
+  }
+  return *amx_;
+}
+
+const CacheHierarchy& CpuBackend::caches() const {
+  static const CacheHierarchy h = read_cache_hierarchy();
+  return h;
+}
+
 Probe CpuBackend::probe() {
   if (probe_) return *probe_;
   Probe p;
@@ -128,6 +159,8 @@ Probe CpuBackend::probe() {
   p.device.details["threads"] = threads;
   p.device.details["hardware_threads"] = std::thread::hardware_concurrency();
   p.device.details["isa"] = std::string(isa_name(chosen));
+  p.device.details["amx_bf16"] = amx();
+  p.device.details["caches"] = caches().to_json();
   p.limits.max_buffer_bytes = allocator_->max_allocation();
   p.limits.memory_bytes = allocator_->max_allocation();
   p.limits.compute_units = threads;
@@ -136,6 +169,7 @@ Probe CpuBackend::probe() {
       {"avx2", __builtin_cpu_supports("avx2")},         {"fma", __builtin_cpu_supports("fma")},
       {"avx512f", __builtin_cpu_supports("avx512f")},   {"avx512bw", __builtin_cpu_supports("avx512bw")},
       {"avx512vl", __builtin_cpu_supports("avx512vl")}, {"avx512bf16", __builtin_cpu_supports("avx512bf16")},
+      {"avx512fp16", __builtin_cpu_supports("avx512fp16")}, {"amx_bf16", amx_bf16_usable()},
   };
   for (auto [name, has] : features)
     if (has) p.limits.features[name] = true;
@@ -157,29 +191,15 @@ void CpuBackend::download(const Buffer& src, HostTensor& dst) {
   if (dst.bytes()) std::memcpy(dst.raw(), src.ptr(), dst.bytes());
 }
 
-Peaks CpuBackend::measure_peaks() { return measure_cpu_peaks(pool(), isa()); }
+Peaks CpuBackend::measure_peaks() { return measure_cpu_peaks(pool(), isa(), amx(), cache_bytes()); }
 
 size_t CpuBackend::cache_bytes() const {
-  // The last-level cache, plus every core's private L2 (on server parts they are not inclusive).
-  const auto level = [](int name, const char* sys) -> size_t {
-    long v = sysconf(name);
-    if (v > 0) return static_cast<size_t>(v);
-    std::ifstream f(sys);  // sysconf reads 0 in some VMs; sysfs says e.g. "32768K"
-    std::string text;
-    if (!(f >> text)) return 0;
-    size_t n = std::stoul(text);
-    if (text.back() == 'K') n <<= 10;
-    if (text.back() == 'M') n <<= 20;
-    return n;
-  };
-  const size_t l3 = level(_SC_LEVEL3_CACHE_SIZE, "/sys/devices/system/cpu/cpu0/cache/index3/size");
-  const size_t l2 = level(_SC_LEVEL2_CACHE_SIZE, "/sys/devices/system/cpu/cpu0/cache/index2/size");
-  const size_t total = l3 + l2 * std::max(1u, std::thread::hardware_concurrency());
-  return total ? total : size_t{64} << 20;
+  const size_t llc = caches().last_level_bytes();
+  return llc ? llc : size_t{64} << 20;
 }
 
 bool CpuBackend::flush_cache() {
-  // Reading twice the caches' size, spread over every thread, leaves none of the inputs resident
+  // Reading twice the last-level cache, spread over every thread, leaves none of the inputs resident
   // and the caches full of clean lines: a flush by writing would leave them dirty, and the timed
   // launch would pay for writing them back (measured: bf16 decode over a 32k cache lost a tenth
   // of its bandwidth to it). The buffer is written once, when it is made.

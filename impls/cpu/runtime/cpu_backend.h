@@ -1,7 +1,8 @@
 // The CPU backend: host memory, a steady_clock timer, the project's thread pool, and runtime
 // ISA detection so kernels built for the x86-64-v3 baseline can dispatch to AVX-512 (isa.h).
 // Options: cpu.threads (ATTNBENCH_CPU_THREADS), default every hardware thread; cpu.isa
-// (ATTNBENCH_CPU_ISA), default the widest the CPU has.
+// (ATTNBENCH_CPU_ISA), default the widest the CPU has; cpu.amx (ATTNBENCH_CPU_AMX), default on
+// where the CPU has AMX-BF16 and the OS grants its tiles.
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "attnbench/backend.h"
 #include "attnbench/thread_pool.h"
+#include "cpu_caches.h"
 #include "isa.h"
 
 namespace attnbench::cpu {
@@ -33,6 +35,9 @@ class CpuBackend final : public Backend {
 
   ThreadPool& pool();   // created on first use with cpu.threads threads
   Isa isa();            // cpu.isa, else the widest the CPU has; InputError for one it lacks
+  bool amx();           // bf16 products on AMX tiles (cpu.amx; needs isa avx512 and amx_bf16_usable())
+  // The cache hierarchy (sysfs, else sysconf), read once; cache_bytes() is its last level.
+  const CacheHierarchy& caches() const;
   // The kernels of `Table` for this backend's ISA (isa.h).
   template <typename Table>
   const Table& kernels() {
@@ -46,6 +51,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<SteadyTimer> timer_;
   std::unique_ptr<ThreadPool> pool_;
   std::optional<Isa> isa_;
+  std::optional<bool> amx_;
   std::optional<Probe> probe_;
   std::vector<char> flush_buffer_;  // read across all threads to evict the caches
   uint64_t flush_sink_ = 0;         // what the reads summed to (so they happen)

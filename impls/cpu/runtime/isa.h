@@ -23,6 +23,9 @@ enum class Isa { avx2, avx512 };
 // F16C) the binary is built for. Which one runs is the backend's choice (option cpu.isa).
 Isa widest_isa();
 std::string_view isa_name(Isa isa);
+// AMX tiles with their bf16 dot product (TDPBF16PS), usable by this process: the CPU has them
+// and Linux granted the tile state. Kernels that use them are in the AVX-512 copy only.
+bool amx_bf16_usable();
 
 template <typename Table, Isa isa>
 const Table& isa_kernels();

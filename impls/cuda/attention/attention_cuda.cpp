@@ -3,8 +3,10 @@
 //   mma      tensor cores, f16/bf16, head_dim 64/128/256.
 //            prefill: prefill_mma.cuh (FlashAttention-2 style, GQA-packed rows, causal skipping)
 //            decode:  decode_mma.cuh (split-KV, warp-private cp.async pipelines) + split_combine
+//            Compute-bound rows are judged against the mma rate of their dtype (cuda_peaks.h).
 //   general  CUDA cores, f32/f16/bf16, any head_dim ≤ 512, both phases (general.cuh, split-KV
 //            when the rows alone cannot fill the GPU) + split_combine
+//            All arithmetic is fp32 FFMA whatever the dtype, so rows are judged against fp32.
 //
 // The number of KV splits comes from the SM count, the kernel's CTAs per SM and the cache length
 // (choose_splits). Partials live in a workspace allocated in prepare(); run() only enqueues.
@@ -14,6 +16,7 @@
 
 #include "../runtime/cuda_backend.h"
 #include "../runtime/cuda_check.h"
+#include "../runtime/cuda_peaks.h"
 #include "attention_launch.h"
 #include "elem_of.h"
 #include "attnbench/error.h"
@@ -31,7 +34,15 @@ struct Kernel {
   cudaError_t (*configure)(int* ctas_per_sm);
   cudaError_t (*launch)(const attn::Params&, int row_blocks, cudaStream_t);
   bool splits_kv;  // the kernel can divide the keys among CTAs (and then needs split_combine)
+  const char* compute_ceiling = "";  // the arithmetic path its flops run on ("": fp32 FFMA)
 };
+
+// The mma.sync instruction the tensor-core kernels of E issue (f16 or bf16 inputs).
+template <Elem E>
+constexpr const char* mma_ceiling() {
+  static_assert(E == Elem::f16 || E == Elem::bf16, "mma kernels take f16 or bf16");
+  return E == Elem::f16 ? kMmaF16Ceiling : kMmaBf16Ceiling;
+}
 
 template <Elem E, int D>
 cudaError_t prefill_launch(const attn::Params& p, int, cudaStream_t s) {
@@ -39,16 +50,17 @@ cudaError_t prefill_launch(const attn::Params& p, int, cudaStream_t s) {
 }
 template <Elem E, int D>
 Kernel prefill_kernel() {
-  return {attn::prefill_mma_shape<E, D>(), &attn::prefill_mma_configure<E, D>, &prefill_launch<E, D>, false};
+  return {attn::prefill_mma_shape<E, D>(), &attn::prefill_mma_configure<E, D>, &prefill_launch<E, D>, false,
+          mma_ceiling<E>()};
 }
 template <Elem E, int D, int MT>
 Kernel decode_kernel() {
   return {attn::decode_mma_shape<E, D, MT>(), &attn::decode_mma_configure<E, D, MT>, &attn::decode_mma_launch<E, D, MT>,
-          true};
+          true, mma_ceiling<E>()};
 }
 template <Elem E, int DMAX>
 Kernel general_kernel() {
-  return {attn::general_shape<E, DMAX>(), &attn::general_configure<E, DMAX>, &attn::general_launch<E, DMAX>, true};
+  return {attn::general_shape<E, DMAX>(), &attn::general_configure<E, DMAX>, &attn::general_launch<E, DMAX>, true, ""};
 }
 
 // Decode packs G·q_len rows per KV head; two 16-row MMA tiles per CTA when there are more than 16
@@ -176,6 +188,8 @@ class CudaAttention : public Impl {
       p.part_lse = part_lse_->ptr<float>();
     }
   }
+
+  std::string compute_ceiling() const override { return kernel_.compute_ceiling; }
 
   void run() override {
     check_not_lost();

@@ -1,8 +1,8 @@
 // The CUDA backend: one device (option cuda.device, ATTNBENCH_CUDA_DEVICE), one stream, a tracked
 // cudaMalloc allocator (cuda_allocator.h), CUDA-event timing and blocking copies on the stream
 // (cuda_stream.h), an L2 flush and a stream hold for cold timing (cold_timing.h), NVML telemetry
-// (cuda_telemetry.h, nvml.h: dlopen'ed), and a peaks probe (cuda_peaks.h: a device copy and an mma
-// loop). This file pair keeps the Backend itself and probe().
+// (cuda_telemetry.h, nvml.h: dlopen'ed), and a ceilings probe (cuda_peaks.h: read and copy kernels,
+// FFMA and mma loops). This file pair keeps the Backend itself and probe().
 //
 // Without a usable GPU probe() answers available = false with the error's name: any error from
 // cudaGetDeviceCount means "no GPU" (35, cudaErrorInsufficientDriver, where no driver is

@@ -26,6 +26,35 @@ __global__ void __launch_bounds__(kCopyThreads) copy_kernel(const int4* __restri
   for (; i < n; i += stride) dst[i] = src[i];
 }
 
+// The read probe: four independent 16-byte loads in flight per thread, folded by XOR (integer
+// work far below the bandwidth); the store is conditional on a value the launch passes, so the
+// compiler must keep every load.
+__global__ void __launch_bounds__(kCopyThreads) read_kernel(const uint4* __restrict__ src, uint4* __restrict__ sink,
+                                                            size_t n, uint32_t never) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  const size_t id = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  uint4 acc[4] = {};
+  const auto fold = [](uint4& a, const uint4& v) {
+    a.x ^= v.x;
+    a.y ^= v.y;
+    a.z ^= v.z;
+    a.w ^= v.w;
+  };
+  size_t i = id;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
+    fold(acc[0], a);
+    fold(acc[1], b);
+    fold(acc[2], c);
+    fold(acc[3], d);
+  }
+  for (; i < n; i += stride) fold(acc[0], src[i]);
+  fold(acc[0], acc[1]);
+  fold(acc[2], acc[3]);
+  fold(acc[0], acc[2]);
+  if ((acc[0].x ^ acc[0].y ^ acc[0].z ^ acc[0].w) == never) sink[id] = acc[0];
+}
+
 // Operands in [-1, 1) from an LCG on the thread index: tensor cores draw less power on zeros,
 // which would flatter the rate.
 __device__ float lcg_unit(uint32_t& x) {
@@ -33,8 +62,9 @@ __device__ float lcg_unit(uint32_t& x) {
   return static_cast<float>(x >> 8) * 0x1p-23f - 1.0f;
 }
 
+template <typename T>
 __global__ void __launch_bounds__(kRateThreads) mma_rate_kernel(float* sink, int iters) {
-  using M = ptx::Mma<__nv_bfloat16>;
+  using M = ptx::Mma<T>;
   uint32_t x = (blockIdx.x * blockDim.x + threadIdx.x) * 2654435761u + 1u;
   uint32_t a[4];
   for (auto& r : a) r = M::pack(lcg_unit(x), lcg_unit(x));
@@ -84,8 +114,17 @@ cudaError_t launch_copy(const void* src, void* dst, size_t bytes, int blocks, cu
   return cudaGetLastError();
 }
 
-cudaError_t launch_mma_rate(float* sink, int blocks, int iters, cudaStream_t stream, double* flops) {
-  mma_rate_kernel<<<blocks, kRateThreads, 0, stream>>>(sink, iters);
+cudaError_t launch_read(const void* src, void* sink, size_t bytes, int blocks, cudaStream_t stream) {
+  read_kernel<<<blocks, kCopyThreads, 0, stream>>>(static_cast<const uint4*>(src), static_cast<uint4*>(sink), bytes / 16,
+                                                   ~0u);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_mma_rate(MmaInput input, float* sink, int blocks, int iters, cudaStream_t stream, double* flops) {
+  if (input == MmaInput::f16)
+    mma_rate_kernel<__half><<<blocks, kRateThreads, 0, stream>>>(sink, iters);
+  else
+    mma_rate_kernel<__nv_bfloat16><<<blocks, kRateThreads, 0, stream>>>(sink, iters);
   // Each warp: iters × chains mma of 16·8·16 multiply-adds.
   *flops = static_cast<double>(blocks) * (kRateThreads / 32) * iters * kMmaChains * (2.0 * 16 * 8 * 16);
   return cudaGetLastError();

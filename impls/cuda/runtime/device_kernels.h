@@ -1,5 +1,5 @@
-// Host entry points of the backend's own kernels: the peaks probe (a copy, an mma loop, an FMA
-// loop) and the stream hold of cold timing. Launch errors are returned, not thrown.
+// Host entry points of the backend's own kernels: the peaks probe (a read, a copy, mma loops, an
+// FMA loop) and the stream hold of cold timing. Launch errors are returned, not thrown.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,9 +12,17 @@ namespace attnbench::cuda {
 // dst[i] = src[i] over `bytes` (a multiple of 16) with 16-byte loads and stores, `blocks` CTAs.
 cudaError_t launch_copy(const void* src, void* dst, size_t bytes, int blocks, cudaStream_t stream);
 
-// mma.sync m16n8k16 bf16 (f32 accumulate) in a loop on varied, non-zero operands; *flops is what
-// one launch performs. `sink` receives nothing in practice (it keeps the loop alive).
-cudaError_t launch_mma_rate(float* sink, int blocks, int iters, cudaStream_t stream, double* flops);
+// Reads `bytes` (a multiple of 16) of src with 16-byte loads, `blocks` CTAs, into per-thread XOR
+// accumulators. `sink` (blocks × 256 × 16 bytes) receives a thread's fold only when it is ~0, which
+// a buffer of one repeated 32-bit word never gives: no writes in practice, yet no load can be dropped.
+cudaError_t launch_read(const void* src, void* sink, size_t bytes, int blocks, cudaStream_t stream);
+
+// The 16-bit input types of the tensor-core path.
+enum class MmaInput { bf16, f16 };
+
+// mma.sync m16n8k16 on `input` (f32 accumulate) in a loop on varied, non-zero operands; *flops is
+// what one launch performs. `sink` receives nothing in practice (it keeps the loop alive).
+cudaError_t launch_mma_rate(MmaInput input, float* sink, int blocks, int iters, cudaStream_t stream, double* flops);
 // The same with fp32 FFMA on the CUDA cores.
 cudaError_t launch_fma_rate(float* sink, int blocks, int iters, cudaStream_t stream, double* flops);
 

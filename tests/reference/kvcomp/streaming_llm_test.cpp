@@ -109,9 +109,9 @@ TEST_CASE("streaming_llm compresses snapkv's cache and is judged on the same fut
   CHECK(qs["attn_recall"].get<double>() < qk["attn_recall"].get<double>());
 }
 
-TEST_CASE("streaming_llm does no arithmetic: its work is memory-bound", "[unit]") {
+TEST_CASE("streaming_llm does no arithmetic: its work is a copy, judged against the copy bandwidth", "[unit]") {
   const Case c = test::method_case("streaming_llm", "batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512", "bf16");
   const Work w = c.method->work(c);
   CHECK(w.flops == 0);
-  CHECK(w.bound == Bound::memory);
+  CHECK(w.bound == Bound::copy);
 }
