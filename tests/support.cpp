@@ -242,6 +242,22 @@ std::string status_and_reason(const RowResult& row) {
   return std::string(status_name(row.record.status)) + " " + row.record.reason;
 }
 
+Row timed_row(const std::string& case_id, const Peaks& peaks, Backend& backend) {
+  const Case c = case_from_id(case_id);
+  const CaseData data = prepare_case_data(c);
+  BackendState state{&backend, backend.probe(), peaks};
+  ExecuteOptions opt;
+  opt.timing_opts.repetitions = 2;
+  opt.timing_opts.min_time_s = 0.002;
+  opt.timing_opts.warmup_s = 0.001;
+  const auto impls = registry().impls(c.method_name(), backend.name());
+  REQUIRE(impls.size() == 1);
+  RowResult r = execute_case(data, state, *impls.front(), opt);
+  REQUIRE(status_and_reason(r) == "pass ");
+  REQUIRE(r.record.throughput.has_value());
+  return r.record;
+}
+
 std::vector<RowResult> check_case(const Case& c, Backend& backend) {
   const CaseData data = prepare_case_data(c);
   BackendState state{&backend, backend.probe(), std::nullopt};

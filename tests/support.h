@@ -101,6 +101,10 @@ std::string output_hash(const RowResult& row);
 // "<status> <reason>": "pass " for a row that passed, so a failing CHECK shows why.
 std::string status_and_reason(const RowResult& row);
 
+// The row of the case's one impl on `backend`, timed briefly and judged against `peaks` (the
+// ceilings a run would have measured); fails the test unless it passed.
+Row timed_row(const std::string& case_id, const Peaks& peaks, Backend& backend);
+
 // Checks (no timing) every impl of the case's method on `backend`; one row per variant.
 std::vector<RowResult> check_case(const Case& c, Backend& backend);
 

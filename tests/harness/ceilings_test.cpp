@@ -20,23 +20,6 @@ Peaks table(std::initializer_list<std::pair<const char*, double>> rates) {
   return p;
 }
 
-// The row of the case's one cpu impl, timed briefly, judged against `peaks`.
-Row timed_row(const std::string& id, const Peaks& peaks, Backend& backend) {
-  const Case c = test::case_from_id(id);
-  const CaseData data = prepare_case_data(c);
-  BackendState state{&backend, backend.probe(), peaks};
-  ExecuteOptions opt;
-  opt.timing_opts.repetitions = 2;
-  opt.timing_opts.min_time_s = 0.002;
-  opt.timing_opts.warmup_s = 0.001;
-  const auto impls = registry().impls(c.method_name(), backend.name());
-  REQUIRE(impls.size() == 1);
-  RowResult r = execute_case(data, state, *impls.front(), opt);
-  REQUIRE(r.record.status == Status::pass);
-  REQUIRE(r.record.throughput.has_value());
-  return r.record;
-}
-
 }  // namespace
 
 TEST_CASE("the ceilings table round-trips through JSON, and files from before it still read", "[unit]") {
@@ -73,20 +56,20 @@ TEST_CASE("a row names the ceiling its work is bound by, and its percentage is o
   const Peaks peaks = table({{"read_bytes_per_s", 1e9}, {"write_bytes_per_s", 3e9}, {"copy_bytes_per_s", 2e9},
                              {"fp32_flops_per_s", 1e12}});
 
-  const Row decode = timed_row("gqa/decode/batch=1,q_heads=8,kv_heads=2,head_dim=64,q_len=1,kv_len=4096,causal=true,ragged=false,head_lengths=false/f32/s1", peaks, *cpu);
+  const Row decode = test::timed_row("gqa/decode/batch=1,q_heads=8,kv_heads=2,head_dim=64,q_len=1,kv_len=4096,causal=true,ragged=false,head_lengths=false/f32/s1", peaks, *cpu);
   CHECK(decode.work->bound == Bound::read);
   CHECK(decode.throughput->peak == "read_bytes_per_s");
   CHECK(decode.throughput->pct_of_peak == Approx(100.0 * decode.throughput->bytes_per_s / 1e9));
   CHECK(decode.timing->mode == "cold");
 
-  const Row gather = timed_row(
+  const Row gather = test::timed_row(
       "streaming_llm/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=512,budget=128,n_sink=4,n_future=16/f32/s1",
                                peaks, *cpu);
   CHECK(gather.work->bound == Bound::copy);
   CHECK(gather.throughput->peak == "copy_bytes_per_s");
   CHECK(gather.throughput->pct_of_peak == Approx(100.0 * gather.throughput->bytes_per_s / 2e9));
 
-  const Row prefill = timed_row("mha/prefill/batch=1,q_heads=2,head_dim=64,q_len=64,kv_len=64,causal=true,ragged=false,head_lengths=false/f32/s1", peaks, *cpu);
+  const Row prefill = test::timed_row("mha/prefill/batch=1,q_heads=2,head_dim=64,q_len=64,kv_len=64,causal=true,ragged=false,head_lengths=false/f32/s1", peaks, *cpu);
   CHECK(prefill.throughput->peak == "fp32_flops_per_s");
   CHECK(prefill.throughput->pct_of_peak == Approx(100.0 * prefill.throughput->flops_per_s / 1e12));
 }
@@ -98,9 +81,9 @@ TEST_CASE("bf16 prefill on AMX tiles is judged against the tiles' rate, or fp32 
     return;
   }
   const std::string id = "mha/prefill/batch=1,q_heads=2,head_dim=64,q_len=64,kv_len=64,causal=true,ragged=false,head_lengths=false/bf16/s1";
-  const Row with = timed_row(id, table({{"fp32_flops_per_s", 1e12}, {"amx_bf16_flops_per_s", 8e12}}), *cpu);
+  const Row with = test::timed_row(id, table({{"fp32_flops_per_s", 1e12}, {"amx_bf16_flops_per_s", 8e12}}), *cpu);
   CHECK(with.throughput->peak == "amx_bf16_flops_per_s");
   CHECK(with.throughput->pct_of_peak == Approx(100.0 * with.throughput->flops_per_s / 8e12));
-  const Row without = timed_row(id, table({{"fp32_flops_per_s", 1e12}}), *cpu);
+  const Row without = test::timed_row(id, table({{"fp32_flops_per_s", 1e12}}), *cpu);
   CHECK(without.throughput->peak == "fp32_flops_per_s");
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "../runtime/amx_tiles.h"
 #include "../runtime/simd_avx512.h"
 #define ATTNBENCH_SIMD ::attnbench::cpu::Avx512
 #define ATTNBENCH_ISA amx_rows
@@ -16,28 +17,11 @@
 namespace attnbench::cpu::attn::amx {
 
 using namespace attnbench::cpu::attn::amx_rows;  // S, V, W; query rows, visible ends, finish_row
+using cpu::amx::kTileElems;
 
 namespace {
 
 constexpr int64_t BC = kBlockKeys;
-constexpr int64_t kTileElems = 16 * 32;  // bf16 elements of one operand tile (16 rows × 64 bytes)
-
-// Every tile 16 rows × 64 bytes: 16×16 fp32 accumulators, 16×32 bf16 operands.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  uint16_t bytes_per_row[16] = {};
-  uint8_t rows[16] = {};
-};
-
-void load_tile_config() {
-  TileConfig cfg;
-  for (int t = 0; t < 8; ++t) {
-    cfg.rows[t] = 16;
-    cfg.bytes_per_row[t] = 64;
-  }
-  _tile_loadconfig(&cfg);
-}
-
 inline const uint16_t* bf16_rows(const void* base) { return static_cast<const uint16_t*>(base); }
 
 }  // namespace
@@ -53,49 +37,12 @@ void pack(const Problem& P, const Packed& p, int64_t group, int64_t block) {
   const int64_t len = P.kv_len[attention::kv_len_index(s, b, g)];
   const uint16_t* k = bf16_rows(P.k) + group * s.kv_cap * d;
   const uint16_t* v = bf16_rows(P.v) + group * s.kv_cap * d;
-  const auto elem = [&](const uint16_t* m, int64_t key, int64_t x) -> uint16_t {
-    return key < len && x < d ? m[key * d + x] : uint16_t{0};
-  };
-  // K: tile (key tile t, dim chunk c) holds, at [pair q][key n], K[16t + n][32c + 2q .. +1].
-  for (int64_t t = block * (BC / 16); t < (block + 1) * (BC / 16); ++t) {
-    for (int64_t c = 0; c < p.dk / 32; ++c) {
-      uint16_t* dst = p.k + ((group * (p.keys / 16) + t) * (p.dk / 32) + c) * kTileElems;
-      if (d % 2 == 0 && 16 * t + 16 <= len && 32 * c + 32 <= d) {
-        // Rows of 16 dim pairs as 32-bit words: the tile is their 16×16 transpose.
-        transpose_tile(reinterpret_cast<const float*>(k + 16 * t * d + 32 * c), d / 2, reinterpret_cast<float*>(dst), 16,
-                       __m512{});
-        continue;
-      }
-      for (int64_t q = 0; q < 16; ++q)
-        for (int64_t n = 0; n < 16; ++n) {
-          dst[(q * 16 + n) * 2] = elem(k, 16 * t + n, 32 * c + 2 * q);
-          dst[(q * 16 + n) * 2 + 1] = elem(k, 16 * t + n, 32 * c + 2 * q + 1);
-        }
-    }
-  }
-  // V: tile (key pair block u, dim tile e) holds, at [pair q][dim n], V[32u + 2q .. +1][16e + n].
-  const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22,
-                                              6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  for (int64_t u = block * (BC / 32); u < (block + 1) * (BC / 32); ++u) {
-    for (int64_t e = 0; e < p.dv / 16; ++e) {
-      uint16_t* dst = p.v + ((group * (p.keys / 32) + u) * (p.dv / 16) + e) * kTileElems;
-      if (32 * u + 32 <= len && 16 * e + 16 <= d) {
-        for (int64_t q = 0; q < 16; ++q) {
-          const uint16_t* r0 = v + (32 * u + 2 * q) * d + 16 * e;
-          const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0));
-          const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + d));
-          const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-          _mm512_storeu_si512(dst + q * 32, _mm512_permutexvar_epi16(interleave, both));
-        }
-        continue;
-      }
-      for (int64_t q = 0; q < 16; ++q)
-        for (int64_t n = 0; n < 16; ++n) {
-          dst[(q * 16 + n) * 2] = elem(v, 32 * u + 2 * q, 16 * e + n);
-          dst[(q * 16 + n) * 2 + 1] = elem(v, 32 * u + 2 * q + 1, 16 * e + n);
-        }
-    }
-  }
+  for (int64_t t = block * (BC / 16); t < (block + 1) * (BC / 16); ++t)
+    for (int64_t c = 0; c < p.dk / 32; ++c)
+      cpu::amx::pack_k_tile(k, len, d, t, c, p.k + ((group * (p.keys / 16) + t) * (p.dk / 32) + c) * kTileElems);
+  for (int64_t u = block * (BC / 32); u < (block + 1) * (BC / 32); ++u)
+    for (int64_t e = 0; e < p.dv / 16; ++e)
+      cpu::amx::pack_v_tile(v, len, d, u, e, p.v + ((group * (p.keys / 32) + u) * (p.dv / 16) + e) * kTileElems);
 }
 
 namespace {
@@ -120,58 +67,6 @@ Scratch layout(float* base, const Packed& pk) {
   return sc;
 }
 
-// Both products are blocked 2×2, as AMX GEMMs are: tiles 0..3 accumulate a 32×32 block, 4 and 5
-// hold the two 16-row A operands, 6 and 7 the two B operands, so each operand serves two products
-// and no tile is reloaded while a product still reads it (measured: reloading one B tile per
-// product left a third of the kernel's time waiting in TILELOADD).
-
-// S[rows 32rp.., keys 32kp..] = Q·Kᵀ over the head dim, stored into s (ld BC floats).
-inline void qk_block(const uint16_t* q, int64_t dk, const uint16_t* kblock, int64_t chunks, int64_t kp, float* s) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  const uint16_t* k0 = kblock + (2 * kp) * chunks * kTileElems;
-  const uint16_t* k1 = k0 + chunks * kTileElems;
-  for (int64_t c = 0; c < chunks; ++c) {
-    _tile_loadd(4, q + c * 32, dk * 2);
-    _tile_loadd(5, q + 16 * dk + c * 32, dk * 2);
-    _tile_loadd(6, k0 + c * kTileElems, 64);
-    _tile_loadd(7, k1 + c * kTileElems, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, s + 32 * kp, BC * 4);
-  _tile_stored(1, s + 32 * kp + 16, BC * 4);
-  _tile_stored(2, s + 16 * BC + 32 * kp, BC * 4);
-  _tile_stored(3, s + 16 * BC + 32 * kp + 16, BC * 4);
-}
-
-// O[rows 32rp.., dims 32ep..] += P·V over the block's keys, 32 (a tile of key pairs) at a time.
-inline void pv_block(const uint16_t* p, float* o, int64_t dv, const uint16_t* vblock, int64_t ep) {
-  const int64_t ld = dv * 4, half = (dv / 16) * kTileElems;  // the next 32 keys: the next pair block
-  _tile_loadd(0, o + 32 * ep, ld);
-  _tile_loadd(1, o + 32 * ep + 16, ld);
-  _tile_loadd(2, o + 16 * dv + 32 * ep, ld);
-  _tile_loadd(3, o + 16 * dv + 32 * ep + 16, ld);
-  for (int64_t u = 0; u < BC / 32; ++u) {
-    _tile_loadd(4, p + 32 * u, BC * 2);
-    _tile_loadd(5, p + 16 * BC + 32 * u, BC * 2);
-    _tile_loadd(6, vblock + u * half + (2 * ep) * kTileElems, 64);
-    _tile_loadd(7, vblock + u * half + (2 * ep + 1) * kTileElems, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, o + 32 * ep, ld);
-  _tile_stored(1, o + 32 * ep + 16, ld);
-  _tile_stored(2, o + 16 * dv + 32 * ep, ld);
-  _tile_stored(3, o + 16 * dv + 32 * ep + 16, ld);
-}
-
 }  // namespace
 
 size_t scratch_floats(const Packed& pk) {
@@ -194,7 +89,7 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
   std::fill(sc.m, sc.m + nr, -INFINITY);
   std::fill(sc.l, sc.l + nr, 0.0f);
   std::fill(sc.o, sc.o + padded * dv, 0.0f);
-  load_tile_config();
+  cpu::amx::load_tile_config();
   const V scale = S::set1(P.scale);
   const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
   for (int64_t jb = 0; jb < jmax; jb += BC) {
@@ -202,7 +97,10 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
     // S = Q·Kᵀ, 32 rows × 32 keys at a time.
     const uint16_t* kblock = pk.k + (group * (pk.keys / 16) + block * (BC / 16)) * chunks * kTileElems;
     for (int64_t rp = 0; rp < row_pairs; ++rp)
-      for (int64_t kp = 0; kp < BC / 32; ++kp) qk_block(sc.q + 32 * rp * dk, dk, kblock, chunks, kp, sc.s + 32 * rp * BC);
+      for (int64_t kp = 0; kp < BC / 32; ++kp) {
+        const uint16_t* k0 = kblock + 2 * kp * chunks * kTileElems;
+        cpu::amx::qk_block(sc.q + 32 * rp * dk, dk, k0, k0 + chunks * kTileElems, chunks, sc.s + 32 * rp * BC + 32 * kp, BC);
+      }
     // Online softmax in fp32, as the fp32 kernel does it; keys past a row's end get P = 0.
     for (int64_t rr = 0; rr < nr; ++rr) {
       float* row = sc.s + rr * BC;
@@ -241,8 +139,11 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
     }
     // O += P·V, the O rows loaded into the accumulator tiles and stored back.
     const uint16_t* vblock = pk.v + (group * (pk.keys / 32) + block * (BC / 32)) * (dv / 16) * kTileElems;
+    const int64_t v_step = (dv / 16) * kTileElems;  // the next 32 keys: the next pair block
     for (int64_t rp = 0; rp < row_pairs; ++rp)
-      for (int64_t ep = 0; ep < dv / 32; ++ep) pv_block(sc.p + 32 * rp * BC, sc.o + 32 * rp * dv, dv, vblock, ep);
+      for (int64_t ep = 0; ep < dv / 32; ++ep)
+        cpu::amx::pv_block(sc.p + 32 * rp * BC, BC, vblock + 2 * ep * kTileElems, v_step, BC / 32,
+                           sc.o + 32 * rp * dv + 32 * ep, dv);
   }
   _tile_release();
   for (int64_t rr = 0; rr < nr; ++rr) finish_row(P, b, g, r0, rr, sc.m[rr], sc.l[rr], sc.o + rr * dv, nullptr);

@@ -5,11 +5,9 @@
 // vector every other cycle there and so loses to fp32 FMA: that unit is measured as a ceiling,
 // but no kernel takes it.
 //
-// K and V are first packed, once per run (timed), into the tiles' operand layout, so the loop
-// over key blocks does no shuffling:
-//   K: per 16 keys and 32 dims, a 16×16 tile of dim pairs × keys (Kᵀ with adjacent dims paired);
-//   V: per 32 keys and 16 dims, a 16×16 tile of key pairs × dims (adjacent keys paired).
-// Padding keys and dims are zero. Q rows are copied as they are (bf16, unscaled): S is scaled in
+// K and V are first packed, once per run (timed), into the tiles' operand layout (runtime/
+// amx_tiles.h: Kᵀ with adjacent dims paired, V with adjacent keys paired), so the loop over key
+// blocks of kBlockKeys does no shuffling; keys past a group's kv_len are packed as zeros. Q rows are copied as they are (bf16, unscaled): S is scaled in
 // fp32 before the online softmax, which stays on AVX-512 as in the fp32 kernel; P is rounded to
 // bf16 before P·V, the model the bf16 gate is derived from; O is accumulated in fp32 tiles
 // loaded from and stored to the task's O rows, after the softmax has rescaled them.

@@ -1,6 +1,7 @@
 // snapkv on the CPU (variant "pooled"): the window's mean softmax of every prefix key per
-// (batch, query head) into a workspace (snapkv_kernel.h), then the family's pooling, selection
-// and gather (scored_selection_cpu.h).
+// (batch, query head) into a workspace (snapkv_kernel.h; bf16 logits on AMX tiles where the
+// backend offers them, K packed first), then the family's pooling, selection and gather
+// (scored_selection_cpu.h).
 #include "attnbench/error.h"
 #include "scored_selection_cpu.h"
 #include "snapkv_kernel.h"
@@ -28,6 +29,14 @@ class CpuSnapkv final : public CpuScoredSelection {
     p_ = problem(c, kernels_->vector_width);
     a_ = cpu.allocator().allocate(int64_t{p_.s.batch} * p_.s.q_heads * p_.s.candidates * sizeof(float) + 4, "snapkv.window_scores");
     scratch_floats_ = snapkv::scratch_floats(p_);
+    amx_ = cpu.amx() && c.dtype == DType::bf16;
+    if (amx_) {
+      avx512_ = &kernels_for<snapkv::Kernels>(Isa::avx512);
+      packed_ = snapkv::amx::packed_shape(p_);
+      packed_k_ = cpu.allocator().allocate(snapkv::amx::k_elements(p_, packed_) * 2, "snapkv.amx_k");
+      packed_.k = packed_k_->ptr<uint16_t>();
+      scratch_floats_ = std::max(scratch_floats_, snapkv::amx::scratch_floats(p_, packed_));
+    }
     scratch_ = cpu.allocator().allocate(scratch_floats_ * pool().size() * sizeof(float), "snapkv.scratch");
     p_.q = io["q_obs"].ptr();
     p_.k = io["k"].ptr();
@@ -35,16 +44,35 @@ class CpuSnapkv final : public CpuScoredSelection {
     reserve_pooling(p_.m.pool_radius);
   }
 
+  std::string compute_ceiling() const override { return amx_ ? "amx_bf16_flops_per_s" : ""; }
+
   void score() override {
     float* scratch = scratch_->ptr<float>();
+    if (amx_) {
+      const int64_t groups = int64_t{p_.s.batch} * p_.s.kv_heads, tiles = packed_.keys / 16, per_task = 64;
+      const int64_t tasks = (tiles + per_task - 1) / per_task;
+      pool().parallel_for(groups * tasks, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t t0 = t % tasks * per_task;
+          snapkv::amx::pack(p_, packed_, t / tasks, t0, std::min(tiles, t0 + per_task));
+        }
+      });
+    }
     pool().parallel_for_slots(int64_t{p_.s.batch} * p_.s.q_heads, [&](int64_t begin, int64_t end, unsigned slot) {
-      for (int64_t bh = begin; bh < end; ++bh)
-        kernels_->window_scores(p_, bh / p_.s.q_heads, bh % p_.s.q_heads, scratch + slot * scratch_floats_);
+      for (int64_t bh = begin; bh < end; ++bh) {
+        float* mine = scratch + slot * scratch_floats_;
+        if (amx_) snapkv::amx::window_scores(p_, packed_, *avx512_, bh / p_.s.q_heads, bh % p_.s.q_heads, mine);
+        else kernels_->window_scores(p_, bh / p_.s.q_heads, bh % p_.s.q_heads, mine);
+      }
     });
     pool_into_scores(p_.a, p_.m.pool_max != 0);
   }
 
   const snapkv::Kernels* kernels_ = nullptr;
+  const snapkv::Kernels* avx512_ = nullptr;
+  bool amx_ = false;
+  snapkv::amx::Packed packed_{};
+  BufferPtr packed_k_;
   snapkv::Problem p_{};
   size_t scratch_floats_ = 0;
   BufferPtr a_, scratch_;

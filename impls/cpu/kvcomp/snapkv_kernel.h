@@ -37,7 +37,30 @@ inline size_t scratch_floats(const Problem& p) {
 struct Kernels {
   int vector_width;
   void (*window_scores)(const Problem& p, int64_t b, int64_t h, float* scratch);
+  // The second half of window_scores, from the window's logits (rows of ld floats, overwritten),
+  // each scaled by logit_scale first: what the AMX path below hands its logits to.
+  void (*window_softmax)(const Problem& p, int64_t b, int64_t h, float* logits, int64_t ld, float logit_scale);
 };
+
+// bf16 on AMX tiles (snapkv_amx.cpp; only where CpuBackend::amx()): the window's logits Q·Kᵀ on
+// TDPBF16PS from K packed once per run into the tiles' layout (runtime/amx_tiles.h), 32 window
+// queries × 32 keys a block; unscaled bf16 q, the scale applied to the fp32 logits; then
+// window_softmax of the AVX-512 kernels.
+namespace amx {
+struct Packed {
+  int64_t keys;   // kv_len rounded up to 32
+  int64_t dk;     // head_dim rounded up to 32
+  uint16_t* k;    // [batch·kv_heads][keys/16][dk/32] tiles
+};
+Packed packed_shape(const Problem& p);  // k null
+inline size_t k_elements(const Problem& p, const Packed& pk) {
+  return static_cast<size_t>(int64_t{p.s.batch} * p.s.kv_heads * pk.keys * pk.dk);
+}
+// Key tiles [t0, t1) (16 keys each) of group b·kv_heads + g.
+void pack(const Problem& p, const Packed& pk, int64_t group, int64_t t0, int64_t t1);
+size_t scratch_floats(const Problem& p, const Packed& pk);
+void window_scores(const Problem& p, const Packed& pk, const Kernels& avx512, int64_t b, int64_t h, float* scratch);
+}  // namespace amx
 
 }  // namespace attnbench::cpu::snapkv
 

@@ -13,6 +13,42 @@ constexpr int W = S::W;
 constexpr int BK = 2 * W;  // keys per block: two vectors
 constexpr int RB = 4;      // window queries per register block
 
+// a_{h,j} from the window's logits (rows of `ld` floats, scaled by logit_scale on the way; the
+// fp32 path scaled q instead and passes 1): softmax over each row's visible prefix, averaged.
+void window_softmax(const Problem& pb, int64_t b, int64_t h, float* logits, int64_t ld, float logit_scale) {
+  const kvcomp::SelectionParams& s = pb.s;
+  const int64_t w = pb.m.obs_window, P = s.candidates;
+  const V ls = S::set1(logit_scale);
+  float* a = pb.a + (b * s.q_heads + h) * P;
+  std::fill(a, a + P, 0.0f);
+  for (int64_t i = 0; i < w; ++i) {
+    float* row = logits + i * ld;
+    const int64_t end = kvcomp::snapkv_visible_end(s, pb.m, i);
+    const int64_t end_v = (end + W - 1) / W * W;
+    if (logit_scale != 1.0f)
+      for (int64_t j = 0; j < end_v; j += W) S::store(row + j, S::mul(S::load(row + j), ls));
+    std::fill(row + end, row + end_v, -INFINITY);  // masked keys: exp gives 0
+    V m = S::set1(-INFINITY);
+    for (int64_t j = 0; j < end_v; j += W) m = S::max(m, S::load(row + j));
+    const V mx = S::set1(S::hmax(m));
+    V l = S::zero();
+    for (int64_t j = 0; j < end_v; j += W) {
+      const V e = S::exp(S::sub(S::load(row + j), mx));
+      S::store(row + j, e);
+      l = S::add(l, e);
+    }
+    const V inv = S::set1(1.0f / S::hsum(l));
+    int64_t j = 0;
+    for (; j + W <= P; j += W) S::store(a + j, S::fma(S::load(row + j), inv, S::load(a + j)));
+    const float inv_s = 1.0f / S::hsum(l);
+    for (; j < P; ++j) a[j] += row[j] * inv_s;
+  }
+  const V inv_w = S::set1(1.0f / static_cast<float>(w));
+  int64_t j = 0;
+  for (; j + W <= P; j += W) S::store(a + j, S::mul(S::load(a + j), inv_w));
+  for (; j < P; ++j) a[j] *= 1.0f / static_cast<float>(w);
+}
+
 void window_scores(const Problem& pb, int64_t b, int64_t h, float* scratch) {
   const kvcomp::SelectionParams& s = pb.s;
   const int64_t d = s.head_dim, dp = pb.dp, w = pb.m.obs_window, T = s.kv_len, P = s.candidates;
@@ -59,32 +95,7 @@ void window_scores(const Problem& pb, int64_t b, int64_t h, float* scratch) {
       }
     }
   }
-  float* a = pb.a + (b * s.q_heads + h) * P;
-  std::fill(a, a + P, 0.0f);
-  for (int64_t i = 0; i < w; ++i) {
-    float* row = logits + i * padded;
-    const int64_t end = kvcomp::snapkv_visible_end(s, pb.m, i);
-    const int64_t end_v = (end + W - 1) / W * W;
-    std::fill(row + end, row + end_v, -INFINITY);  // masked keys: exp gives 0
-    V m = S::set1(-INFINITY);
-    for (int64_t j = 0; j < end_v; j += W) m = S::max(m, S::load(row + j));
-    const V mx = S::set1(S::hmax(m));
-    V l = S::zero();
-    for (int64_t j = 0; j < end_v; j += W) {
-      const V e = S::exp(S::sub(S::load(row + j), mx));
-      S::store(row + j, e);
-      l = S::add(l, e);
-    }
-    const V inv = S::set1(1.0f / S::hsum(l));
-    int64_t j = 0;
-    for (; j + W <= P; j += W) S::store(a + j, S::fma(S::load(row + j), inv, S::load(a + j)));
-    const float inv_s = 1.0f / S::hsum(l);
-    for (; j < P; ++j) a[j] += row[j] * inv_s;
-  }
-  const V inv_w = S::set1(1.0f / static_cast<float>(w));
-  int64_t j = 0;
-  for (; j + W <= P; j += W) S::store(a + j, S::mul(S::load(a + j), inv_w));
-  for (; j < P; ++j) a[j] *= 1.0f / static_cast<float>(w);
+  window_softmax(pb, b, h, logits, padded, 1.0f);
 }
 
 }  // namespace attnbench::cpu::snapkv::ATTNBENCH_ISA
@@ -92,7 +103,8 @@ void window_scores(const Problem& pb, int64_t b, int64_t h, float* scratch) {
 namespace attnbench::cpu {
 template <>
 const snapkv::Kernels& isa_kernels<snapkv::Kernels, Isa::ATTNBENCH_ISA>() {
-  static const snapkv::Kernels table{snapkv::ATTNBENCH_ISA::W, &snapkv::ATTNBENCH_ISA::window_scores};
+  static const snapkv::Kernels table{snapkv::ATTNBENCH_ISA::W, &snapkv::ATTNBENCH_ISA::window_scores,
+                                      &snapkv::ATTNBENCH_ISA::window_softmax};
   return table;
 }
 }  // namespace attnbench::cpu
