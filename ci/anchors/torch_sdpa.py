@@ -181,7 +181,7 @@ def main():
         json.dump(out, f, indent=1)
     print(f"{'case':<64} {'attnbench':>14} {'FLASH':>14} {'CUDNN':>14}  (TFLOP/s or GB/s, hot; ×: attnbench speedup)")
     for e in out["cases"]:
-        memory = e["work"].get("bound") == "memory"
+        memory = e["work"].get("bound", "compute") != "compute"  # read or copy ("memory" in older files)
         unit = (lambda s: e["work"]["bytes"] / s / 1e9) if memory else (lambda s: e["work"]["flops"] / s / 1e12)
         cells = [f"{unit(e['attnbench']['hot_s']):9.1f} {e['attnbench']['variant'][:4]}"]
         for name in ("FLASH", "CUDNN"):

@@ -51,7 +51,7 @@ void window_softmax(const Problem& pb, int64_t b, int64_t h, float* logits, int6
 
 void window_scores(const Problem& pb, int64_t b, int64_t h, float* scratch) {
   const kvcomp::SelectionParams& s = pb.s;
-  const int64_t d = s.head_dim, dp = pb.dp, w = pb.m.obs_window, T = s.kv_len, P = s.candidates;
+  const int64_t d = s.head_dim, dp = pb.dp, w = pb.m.obs_window, T = s.kv_len;
   const int64_t g = h / s.group;
   const int64_t padded = (T + BK - 1) / BK * BK;
   const size_t es = dtype_size(pb.dtype);
