@@ -308,7 +308,9 @@ Work ScoredSelection::work(const Case& c) const {
   const CompactedCache cc = compacted(c);
   const double es = static_cast<double>(dtype_size(c.dtype)), d = static_cast<double>(s.head_dim);
   const double rows = static_cast<double>(cache_rows(s)), cap = static_cast<double>(s.capacity);
-  Work w = s.candidates > 0 ? score_work(c) : Work{0, 0, Bound::copy};
+  // Where nothing is chosen by score (the budget keeps only the forced tokens, or every one), an
+  // ideal implementation scores nothing: the row is its compaction, a copy.
+  Work w = scores_needed(s) ? score_work(c) : Work{0, 0, Bound::copy};
   // The compaction: the kept K and V rows read; indices, lengths and the compacted K/V written
   // at full capacity.
   w.bytes += rows * (2 * static_cast<double>(cc.kept) * d * es + cap * 4 + 4 + 2 * cap * d * es);

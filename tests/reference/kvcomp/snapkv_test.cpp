@@ -167,3 +167,15 @@ TEST_CASE("G-KV is deterministic and independent of the thread count", "[unit]")
   CHECK(hash_tensors(a) == hash_tensors(b));
   CHECK(hash_tensors(a) != hash_tensors(kvcomp::generate_gkv(cfg, DType::bf16, 10)));
 }
+
+TEST_CASE("snapkv whose budget keeps only the window scores nothing: its work is the compaction, a copy", "[unit]") {
+  // Counting the window's flops there put a committed row at 50× the fp32 FMA rate.
+  const Case window_only = test::method_case(
+      "snapkv", "batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=500,obs_window=32,budget=32");
+  const Work w = window_only.method->work(window_only);
+  CHECK(w.flops == 0);
+  CHECK(w.bound == Bound::copy);
+  const Case scored = test::method_case("snapkv", "batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=500,obs_window=32,budget=64");
+  CHECK(scored.method->work(scored).flops > 0);
+  CHECK(scored.method->work(scored).bound == Bound::compute);
+}
