@@ -249,13 +249,13 @@ RowResult execute_case(const CaseData& data, BackendState& state, const ImplEntr
                            cv > opt.timing_opts.noisy_cv, t.telemetry};
     RowThroughput tp{data.work.flops / median, data.work.bytes / median, "", 0, false};
     if (state.peaks) {
-      // The ceiling the row's work names; a compute path the backend did not measure falls back
-      // to its fp32 rate, and the row says so by the name it records.
-      std::string name = data.work.memory_bound() || compute_ceiling.empty() ? ceilings::for_bound(data.work.bound)
-                                                                             : compute_ceiling;
-      if (!state.peaks->find(name) && !data.work.memory_bound()) name = ceilings::fp32;
+      // The ceiling the row's work names; a compute path the impl names but the backend did not
+      // measure (or none) falls back to the fp32 rate, and the row says so by the name it records.
+      const bool memory = data.work.memory_bound();
+      const std::string name = !memory && state.peaks->find(compute_ceiling) ? compute_ceiling
+                                                                            : ceilings::for_bound(data.work.bound);
       const double peak = state.peaks->rate(name);
-      const double achieved = data.work.memory_bound() ? data.work.bytes / median : data.work.flops / median;
+      const double achieved = memory ? data.work.bytes / median : data.work.flops / median;
       if (peak > 0) {
         tp.peak = name;
         tp.pct_of_peak = 100.0 * achieved / peak;

@@ -62,6 +62,9 @@ std::string fmt_flops(double per_s) {
   return per_s >= 1e12 ? fmt_sig(per_s / 1e12) + " TFLOP/s" : fmt_sig(per_s / 1e9) + " GFLOP/s";
 }
 
+// A bandwidth in GB/s, an arithmetic rate in (G|T)FLOP/s.
+std::string fmt_rate(bool bandwidth, double per_s) { return bandwidth ? fmt_sig(per_s / 1e9) + " GB/s" : fmt_flops(per_s); }
+
 std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& s) {
   const Json& c = s.context;
   const auto str = [&](const char* k) { return c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : std::string(); };
@@ -93,8 +96,7 @@ std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& 
       for (const auto& [name, v] : peaks.items()) {
         if (!v.is_number()) continue;
         const double rate = v.get<double>();
-        table += cat(table.empty() ? "" : ", ", ceilings::short_name(name), " ",
-                     ceilings::is_bandwidth(name) ? fmt_sig(rate / 1e9) + " GB/s" : fmt_flops(rate));
+        table += cat(table.empty() ? "" : ", ", ceilings::short_name(name), " ", fmt_rate(ceilings::is_bandwidth(name), rate));
       }
       if (!table.empty()) text += "; in-run ceilings: " + table;
     }
@@ -176,7 +178,7 @@ LbCell throughput_cell(const Rec& r) {
   const bool memory = r.row.work && r.row.work->memory_bound();
   const double v = memory ? tp.bytes_per_s : tp.flops_per_s;
   // Sorted by the raw rate; shown in GB/s, or TFLOP/s (GFLOP/s below one, as on small CPUs).
-  const std::string text = memory ? fmt_sig(v / 1e9) + " GB/s" : fmt_flops(v);
+  const std::string text = fmt_rate(memory, v);
   return {text, v, "",
           cat(r.row.work ? bound_name(r.row.work->bound) : "compute", "-bound: ", fmt_sig(r.flops()), " flop, ", fmt_bytes(r.bytes()),
               " moved per launch")};
@@ -190,10 +192,8 @@ LbCell peak_cell(const Rec& r, const std::vector<LbSource>& sources) {
   const Json peaks = sources[r.src].context.value("backends", Json::object()).value(r.row.backend, Json::object())
                          .value("peaks", Json::object());
   std::string title = "of the in-run ceiling " + peak;
-  if (peaks.contains(peak) && peaks[peak].is_number()) {
-    const double rate = peaks[peak].get<double>();
-    title += " = " + (ceilings::is_bandwidth(peak) ? fmt_sig(rate / 1e9) + " GB/s" : fmt_flops(rate));
-  }
+  if (peaks.contains(peak) && peaks[peak].is_number())
+    title += " = " + fmt_rate(ceilings::is_bandwidth(peak), peaks[peak].get<double>());
   if (peaks.contains("how") && peaks["how"].is_object() && peaks["how"].contains(peak) && peaks["how"][peak].is_string())
     title += " (" + peaks["how"][peak].get<std::string>() + ")";
   const bool above = tp.above_peak;

@@ -44,7 +44,6 @@ const char* bound_name(Bound b) {
 
 namespace {
 
-
 // The fields of one JSON object of a row, read with errors that name the row and the field.
 class Reader {
  public:

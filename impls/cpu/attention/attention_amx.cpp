@@ -17,14 +17,10 @@
 namespace attnbench::cpu::attn::amx {
 
 using namespace attnbench::cpu::attn::amx_rows;  // S, V, W; query rows, visible ends, finish_row
+using cpu::amx::bf16_rows;
 using cpu::amx::kTileElems;
 
-namespace {
-
 constexpr int64_t BC = kBlockKeys;
-inline const uint16_t* bf16_rows(const void* base) { return static_cast<const uint16_t*>(base); }
-
-}  // namespace
 
 Packed packed_shape(const attention::AttentionParams& s) {
   return {int64_t{s.batch} * s.kv_heads, (int64_t{s.kv_cap} + BC - 1) / BC * BC, (int64_t{s.head_dim} + 31) / 32 * 32,

@@ -65,7 +65,7 @@ class CpuAttention final : public Impl {
     }
   }
 
-  std::string compute_ceiling() const override { return amx_ ? "amx_bf16_flops_per_s" : ""; }
+  std::string compute_ceiling() const override { return amx_ ? kAmxBf16Ceiling : ""; }
 
   void run() override {
     if (amx_) {

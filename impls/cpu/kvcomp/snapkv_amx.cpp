@@ -8,10 +8,10 @@
 
 namespace attnbench::cpu::snapkv::amx {
 
+using cpu::amx::bf16_rows;
 using cpu::amx::kTileElems;
 
 namespace {
-inline const uint16_t* bf16_rows(const void* base) { return static_cast<const uint16_t*>(base); }
 int64_t window_rows(const Problem& p) { return (int64_t{p.m.obs_window} + 31) / 32 * 32; }
 }  // namespace
 

@@ -44,7 +44,7 @@ class CpuSnapkv final : public CpuScoredSelection {
     reserve_pooling(p_.m.pool_radius);
   }
 
-  std::string compute_ceiling() const override { return amx_ ? "amx_bf16_flops_per_s" : ""; }
+  std::string compute_ceiling() const override { return amx_ ? kAmxBf16Ceiling : ""; }
 
   void score() override {
     float* scratch = scratch_->ptr<float>();

@@ -22,6 +22,9 @@ namespace attnbench::cpu::amx {
 
 inline constexpr int64_t kTileElems = 16 * 32;  // bf16 elements of one tile (16 rows × 64 bytes)
 
+// A bf16 tensor's elements, as the tiles take them.
+inline const uint16_t* bf16_rows(const void* base) { return static_cast<const uint16_t*>(base); }
+
 // Every tile 16 rows × 64 bytes: 16×16 fp32 accumulators, 16×32 bf16 operands. Per thread;
 // tile_release() at the end of a kernel hands the state back.
 inline void load_tile_config() {

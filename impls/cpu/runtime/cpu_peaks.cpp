@@ -256,7 +256,7 @@ Peaks measure_cpu_peaks(ThreadPool& pool, Isa isa, bool amx, size_t llc) {
           cat("VFMADDPH, f16 accumulation (no kernel here takes it: attention accumulates in fp32)", where,
               ", best of 3"));
   if (amx)
-    p.add("amx_bf16_flops_per_s", flops_rate(pool, kAmxIters * 4 * 16 * 16 * 32 * 2.0, amx_bf16_loop),
+    p.add(kAmxBf16Ceiling, flops_rate(pool, kAmxIters * 4 * 16 * 16 * 32 * 2.0, amx_bf16_loop),
           cat("TDPBF16PS on AMX tiles, 16×16 fp32 += 16×32 · 32×16 bf16, four accumulators", where, ", best of 3"));
   p.how = cat("host clock around each pass of the backend's pool (", parts, " threads)");
   return p;

@@ -26,6 +26,9 @@ std::string_view isa_name(Isa isa);
 // AMX tiles with their bf16 dot product (TDPBF16PS), usable by this process: the CPU has them
 // and Linux granted the tile state. Kernels that use them are in the AVX-512 copy only.
 bool amx_bf16_usable();
+// The ceiling (backend.h) of that path: its rate in the peaks table, and what the impls that take
+// it name as their compute_ceiling().
+inline constexpr const char* kAmxBf16Ceiling = "amx_bf16_flops_per_s";
 
 template <typename Table, Isa isa>
 const Table& isa_kernels();
