@@ -52,11 +52,49 @@ inline const std::vector<std::string> kKnormCases = {
     "knorm/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64/bf16/s5",
 };
 
+// The SnapKV scorer's other methods, each with its own budgets: pyramidkv at the pyramid's two
+// ends and the middle (GQA 7, avg_padded pooling); headkv's ragged per-head capacities (ties, a
+// budget over the prompt, head dim 80); adakv across heads (GQA 1, 4 and 7, a floor larger than
+// the per-row share, ties); tova's one ranking per sequence (MHA and GQA, everything kept); sagekv
+// with sinks and a recent window (GQA 7, ties, the forced tokens alone, more forced than tokens).
+inline const std::vector<std::string> kPyramidkvCases = {
+    "pyramidkv/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,obs_window=32,budget=128,layer=0,n_layers=32/f32/s1",
+    "pyramidkv/batch=1,q_heads=14,kv_heads=2,head_dim=64,kv_len=777,obs_window=16,budget=100,layer=31,n_layers=32,pool=avg_padded,pool_kernel=5/bf16/s2",
+    "pyramidkv/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=513,obs_window=8,budget=400,layer=3,n_layers=8,ties=true/f16/s3",
+};
+inline const std::vector<std::string> kHeadkvCases = {
+    "headkv/batch=2,q_heads=8,kv_heads=4,head_dim=128,kv_len=1000,obs_window=32,budget=96,n_layers=4,layer=1/f32/s1",
+    "headkv/batch=1,q_heads=7,kv_heads=1,head_dim=80,kv_len=513,obs_window=16,budget=64,n_layers=8,layer=7,temp=0.5,ties=true/f16/s2",
+    "headkv/batch=1,q_heads=8,kv_heads=8,head_dim=64,kv_len=300,obs_window=8,budget=40,n_layers=2,beta=2/bf16/s3",
+    "headkv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,obs_window=8,budget=64/bf16/s4",
+};
+inline const std::vector<std::string> kAdakvCases = {
+    "adakv/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,obs_window=32,budget=128/f32/s1",
+    "adakv/batch=1,q_heads=14,kv_heads=2,head_dim=64,kv_len=777,obs_window=16,budget=100,alpha=0.9/bf16/s2",
+    "adakv/batch=1,q_heads=4,kv_heads=4,head_dim=80,kv_len=513,obs_window=8,budget=64,alpha=0,ties=true/f16/s3",
+    "adakv/batch=2,q_heads=8,kv_heads=8,head_dim=64,kv_len=300,obs_window=8,budget=8/f32/s4",
+    "adakv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,obs_window=8,budget=64/bf16/s5",
+};
+inline const std::vector<std::string> kTovaCases = {
+    "tova/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128/f32/s1",
+    "tova/batch=1,q_heads=14,kv_heads=2,head_dim=80,kv_len=777,budget=100,ties=true/f16/s2",
+    "tova/batch=3,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=1/bf16/s3",
+    "tova/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64/f32/s4",
+};
+inline const std::vector<std::string> kSagekvCases = {
+    "sagekv/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128,n_recent=32/f32/s1",
+    "sagekv/batch=1,q_heads=7,kv_heads=1,head_dim=80,kv_len=513,budget=64,n_sink=7,n_recent=16,ties=true/f16/s2",
+    "sagekv/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=69,n_recent=64/bf16/s3",
+    "sagekv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=60,budget=80,n_recent=64/bf16/s4",
+};
+
 // Every KV-selection method's shared cases, by name: the family's tests on every backend run them
 // all, and fail for a registered kvcomp method that has none here.
 inline const std::map<std::string, std::vector<std::string>>& kvcomp_cases() {
   static const std::map<std::string, std::vector<std::string>> cases = {
-      {"knorm", kKnormCases}, {"snapkv", kSnapkvCases}, {"streaming_llm", kStreamingLlmCases}};
+      {"adakv", kAdakvCases},   {"headkv", kHeadkvCases}, {"knorm", kKnormCases},
+      {"pyramidkv", kPyramidkvCases}, {"sagekv", kSagekvCases}, {"snapkv", kSnapkvCases},
+      {"streaming_llm", kStreamingLlmCases}, {"tova", kTovaCases}};
   return cases;
 }
 

@@ -11,10 +11,25 @@
 
 namespace attnbench::kvcomp {
 
-SelectionParams selection_params(const Case& c) {
+namespace {
+const ScoredSelection& scored_selection(const Case& c) {
   const auto* m = dynamic_cast<const ScoredSelection*>(c.method);
   ATTNBENCH_ASSERT(m, c.method_name(), " is not a scored-selection method");
-  return m->selection(c);
+  return *m;
+}
+}  // namespace
+
+SelectionParams selection_params(const Case& c) { return scored_selection(c).selection(c); }
+
+std::vector<int32_t> planned_row_budgets(const Case& c) {
+  const ScoredSelection& m = scored_selection(c);
+  if (m.policy() == BudgetPolicy::uniform) return {};
+  if (m.policy() == BudgetPolicy::head_floor) {  // the forced tokens, until the across stage counts the rest
+    const SelectionParams s = m.selection(c);
+    return std::vector<int32_t>(cache_rows(s), s.sinks + s.recent);
+  }
+  const std::vector<int64_t> kept = m.kept_counts(c);
+  return {kept.begin(), kept.end()};
 }
 
 ScoredSelection::ScoredSelection(MethodInfo info, ScoreScope scope, BudgetPolicy policy)
@@ -30,7 +45,13 @@ void ScoredSelection::add_n_future() {
 }
 
 int64_t ScoredSelection::capacity(const Case& c) const {
-  return policy_ == BudgetPolicy::head_floor ? c.i64("kv_len") : budget(c);
+  if (policy_ != BudgetPolicy::head_floor) return budget(c);
+  // The most one row can take: its floor and every other row's share of the rest.
+  const Keep k = keep(c);
+  const int64_t T = c.i64("kv_len"), forced = k.sinks + k.recent, C = std::max<int64_t>(0, T - forced);
+  const int64_t per_row = std::clamp<int64_t>(budget(c) - forced, 0, C);
+  const int64_t floor = std::clamp<int64_t>(floor_candidates(c), 0, per_row);
+  return std::min(T, forced + std::min(C, floor + c.i64("kv_heads") * (per_row - floor)));
 }
 
 CompactedCache ScoredSelection::compacted(const Case& c) const {
@@ -54,7 +75,7 @@ SelectionParams ScoredSelection::selection(const Case& c) const {
   s.row_budgets = policy_ != BudgetPolicy::uniform;
   s.elem_bytes = static_cast<int32_t>(dtype_size(c.dtype));
   const int64_t T = s.kv_len, recent = k.recent, forced = k.sinks + recent;
-  const bool keep_all = forced >= T || (policy_ == BudgetPolicy::uniform && budget(c) >= T);
+  const bool keep_all = forced >= T || (policy_ != BudgetPolicy::per_row && budget(c) >= T);
   if (keep_all) {
     s.sinks = s.kept = s.kv_len;  // every token is forced: nothing to score
     return s;
@@ -66,6 +87,11 @@ SelectionParams ScoredSelection::selection(const Case& c) const {
     s.kept = static_cast<int32_t>(budget(c));
     s.top_k = static_cast<int32_t>(budget(c) - forced);
     ATTNBENCH_ASSERT(s.top_k >= 0, c.id(), ": the budget is smaller than the forced tokens (a schema rule must refuse it)");
+  }
+  if (policy_ == BudgetPolicy::head_floor) {
+    s.across_heads = 1;
+    s.top_k = static_cast<int32_t>(std::clamp<int64_t>(budget(c) - forced, 0, s.candidates));
+    s.floor = static_cast<int32_t>(std::clamp<int64_t>(floor_candidates(c), 0, s.top_k));
   }
   return s;
 }
@@ -97,7 +123,7 @@ double ScoredSelection::tie_c(const Case& c, const TensorMap&, int64_t) const {
   return 0;
 }
 
-std::vector<int64_t> ScoredSelection::row_budgets(const Case& c, const TensorMap&) const {
+std::vector<int64_t> ScoredSelection::row_budgets(const Case& c) const {
   ATTNBENCH_ASSERT(false, c.method_name(), " has per-row budgets but no row_budgets()");
   return {};
 }
@@ -140,12 +166,12 @@ void choose_across_heads(const SelectionParams& s, const std::vector<double>& sc
 
 }  // namespace
 
-std::vector<int64_t> ScoredSelection::kept_counts(const Case& c, const TensorMap& in) const {
+std::vector<int64_t> ScoredSelection::kept_counts(const Case& c) const {
   const SelectionParams s = selection(c);
   const int64_t rows = cache_rows(s);
   if (policy_ == BudgetPolicy::uniform || s.candidates == 0) return std::vector<int64_t>(rows, s.kept);
   if (policy_ == BudgetPolicy::per_row) {
-    std::vector<int64_t> kept = row_budgets(c, in);
+    std::vector<int64_t> kept = row_budgets(c);
     ATTNBENCH_ASSERT(static_cast<int64_t>(kept.size()) == rows, c.method_name(), ": row_budgets() gives ", kept.size(),
                      " counts for ", rows, " rows");
     for (int64_t& k : kept) k = clamp_row_budget(s, static_cast<int32_t>(std::clamp<int64_t>(k, 0, s.capacity)));
@@ -172,11 +198,9 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
 
   Chosen chosen(rows);
   if (policy_ == BudgetPolicy::head_floor && C > 0) {
-    const int64_t k = std::min<int64_t>(budget(c) - s.sinks - s.recent, C);
-    choose_across_heads(s, row_scores, k, static_cast<int64_t>(std::floor(floor_fraction(c) * static_cast<double>(k))),
-                        chosen);
+    choose_across_heads(s, row_scores, s.top_k, s.floor, chosen);
   } else {
-    const std::vector<int64_t> kept = kept_counts(c, in);
+    const std::vector<int64_t> kept = kept_counts(c);
     harness_pool().parallel_for(rows, [&](int64_t begin, int64_t end) {
       std::vector<int32_t> order(C);
       for (int64_t r = begin; r < end; ++r) {
@@ -325,13 +349,14 @@ std::vector<RelatedCase> ScoredSelection::companions(const Case& c) const {
   return decode_companions(compacted(c), c.dtype);
 }
 
-void ScoredSelection::pool(const double* in, int64_t n, int64_t kernel, bool max, double* out) {
+void ScoredSelection::pool(const double* in, int64_t n, int64_t kernel, PoolMode mode, double* out) {
   const int64_t r = (kernel - 1) / 2;
+  const bool max = mode == pool_max;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t lo = std::max<int64_t>(0, j - r), hi = std::min(n - 1, j + r);
     double acc = max ? -INFINITY : 0.0;
     for (int64_t t = lo; t <= hi; ++t) acc = max ? std::max(acc, in[t]) : acc + in[t];
-    out[j] = max ? acc : acc / static_cast<double>(hi - lo + 1);
+    out[j] = max ? acc : acc / static_cast<double>(mode == pool_avg_padded ? kernel : hi - lo + 1);
   }
 }
 

@@ -52,9 +52,9 @@ enum class ScoreScope {
 
 enum class BudgetPolicy {
   uniform,     // every row keeps budget(c) tokens (a fixed budget, or a per-layer one: PyramidKV)
-  per_row,     // row r keeps row_budgets(c, inputs)[r] (HeadKV's capacities, DuoAttention's heads)
+  per_row,     // row r keeps row_budgets(c)[r]: a plan of the case (HeadKV's capacities from its head scores)
   head_floor,  // AdaKV: of k = budget − forced candidates per row on average, each row keeps its
-               // best ⌊α·k⌋ (α = floor_fraction(c)); the sequence's remaining kv_heads·(k − ⌊α·k⌋)
+               // best f = min(floor_candidates(c), k); the sequence's remaining kv_heads·(k − f)
                // are its best candidates across all its KV heads (ties: smaller g·kv_len + j)
 };
 
@@ -76,8 +76,9 @@ class ScoredSelection : public Method {
   SelectionParams selection(const Case& c) const;
   ScoreScope scope() const { return scope_; }
   BudgetPolicy policy() const { return policy_; }
-  // Every row's kept count (forced tokens included) under a uniform or per-row budget.
-  std::vector<int64_t> kept_counts(const Case& c, const TensorMap& in) const;
+  // Every row's kept count (forced tokens included) under a uniform or per-row budget: a function
+  // of the case alone, which every backend's impl uploads with per-row budgets.
+  std::vector<int64_t> kept_counts(const Case& c) const;
 
  protected:
   ScoredSelection(MethodInfo info, ScoreScope scope = ScoreScope::per_kv_head, BudgetPolicy policy = BudgetPolicy::uniform);
@@ -105,16 +106,18 @@ class ScoredSelection : public Method {
   virtual bool reads_window_queries() const { return false; }
   // Whether the method ranks candidates at all (false: positions only, checked EXACT).
   virtual bool scored() const { return true; }
-  // BudgetPolicy::per_row: each row's kept count, forced included (at most capacity(c)).
-  virtual std::vector<int64_t> row_budgets(const Case& c, const TensorMap& in) const;
-  // BudgetPolicy::head_floor: α.
-  virtual double floor_fraction(const Case& /*c*/) const { return 0; }
+  // BudgetPolicy::per_row: each row's kept count, forced included (at most capacity(c)), from the
+  // case alone (head statistics a model has before it sees the prompt).
+  virtual std::vector<int64_t> row_budgets(const Case& c) const;
+  // BudgetPolicy::head_floor: the candidates every row keeps by its own ranking.
+  virtual int64_t floor_candidates(const Case& /*c*/) const { return 0; }
   // The largest kept count any row may have: kept_idx's last dimension.
   virtual int64_t capacity(const Case& c) const;
 
   // Helpers for score functions.
-  // out[j] = max, or mean, of in[j − r .. j + r] ∩ [0, n) (r = (kernel − 1)/2): padding ignored.
-  static void pool(const double* in, int64_t n, int64_t kernel, bool max, double* out);
+  // out[j] = the max or mean of in[j − r .. j + r] ∩ [0, n) (r = (kernel − 1)/2), padding ignored,
+  // or their sum / kernel (pool_avg_padded: padding counted as zeros).
+  static void pool(const double* in, int64_t n, int64_t kernel, PoolMode mode, double* out);
   // Largest Euclidean norm of rows [first, first + count) of a [.., d] tensor.
   static double max_row_norm(const HostTensor& t, int64_t first, int64_t count, int64_t d);
 

@@ -12,7 +12,12 @@
 // −1 beyond the row's length up to `capacity`.
 // Everything is kept (sinks = kv_len, candidates = top_k = recent = 0) when the budget covers the
 // sequence. With row_budgets, row r keeps row_budget[r] ≥ sinks + recent tokens (per-head budgets);
-// otherwise every row keeps `kept`.
+// otherwise every row keeps `kept`. With across_heads (AdaKV) the row budgets come from the scores:
+// per sequence, every row's best `floor` candidates count first (as if scored +inf), then the best
+// kv_heads·(top_k − floor) of the rest across its rows (larger score, then smaller g·candidates + j;
+// top_k is the mean candidates per row); row r's budget is sinks + recent + its count, and its
+// kept candidates are its best that many by the tie rule — the same set (within a row the order
+// of g·candidates + j is the order of j).
 #ifndef ATTNBENCH_SCORED_SELECTION_COMMON_H
 #define ATTNBENCH_SCORED_SELECTION_COMMON_H
 
@@ -31,12 +36,15 @@
   X(i32, kept)          /* sinks + top_k + recent: each row's length (uniform budgets) */       \
   X(i32, shared_scores) /* 1: one score row per sequence, used by all its KV heads */          \
   X(i32, row_budgets)   /* 1: row r keeps row_budget[r] tokens, forced ones included */        \
+  X(i32, across_heads)  /* 1: AdaKV's budgets, chosen across the sequence's KV heads */        \
+  X(i32, floor)         /* across_heads: candidates each row keeps by its own ranking */       \
   X(i32, elem_bytes)    /* bytes of one K or V element */
 
 #ifdef __cplusplus
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <vector>
 
 #include "attnbench/param_struct.h"
 
@@ -50,6 +58,10 @@ ATTNBENCH_PARAM_STRUCT(SelectionParams, ATTNBENCH_SELECTION_FIELDS);
 
 // The selection of a case of a method built on ScoredSelection (scored_selection.cpp).
 SelectionParams selection_params(const Case& c);
+// Each row's kept count planned from the case, which an impl uploads to the select stage's
+// row_budget: per-row budgets (BudgetPolicy::per_row), or under across_heads the forced tokens
+// alone, which the across stage overwrites when it chooses; empty with a uniform budget.
+std::vector<int32_t> planned_row_budgets(const Case& c);
 
 ATTNBENCH_HD inline int64_t cache_rows(const SelectionParams& s) { return int64_t{s.batch} * s.kv_heads; }
 ATTNBENCH_HD inline int64_t score_rows(const SelectionParams& s) { return s.shared_scores ? s.batch : cache_rows(s); }
@@ -57,8 +69,13 @@ ATTNBENCH_HD inline int64_t score_rows(const SelectionParams& s) { return s.shar
 ATTNBENCH_HD inline int64_t score_row_of(const SelectionParams& s, int64_t row) {
   return s.shared_scores ? row / s.kv_heads : row;
 }
+// Query heads behind one score row: the KV head's group, or every query head of the sequence. A
+// score row r's heads are query heads r·n .. r·n + n − 1 of the flattened [batch·q_heads].
+ATTNBENCH_HD inline int32_t heads_per_score_row(const SelectionParams& s) { return s.shared_scores ? s.q_heads : s.group; }
 // Whether any candidate is kept by score (else an impl need not score at all).
-ATTNBENCH_HD inline bool scores_needed(const SelectionParams& s) { return s.candidates > 0 && (s.top_k > 0 || s.row_budgets); }
+ATTNBENCH_HD inline bool scores_needed(const SelectionParams& s) {
+  return s.candidates > 0 && (s.top_k > 0 || (s.row_budgets && !s.across_heads));
+}
 // The kept count of a row given its own budget (forced tokens included): at least the forced
 // tokens, at most min(kv_len, capacity).
 ATTNBENCH_HD inline int32_t clamp_row_budget(const SelectionParams& s, int32_t budget) {
@@ -72,6 +89,13 @@ ATTNBENCH_HD inline int32_t top_k_of(const SelectionParams& s, int32_t kept) { r
 ATTNBENCH_HD inline int32_t forced_token(const SelectionParams& s, int32_t kept, int32_t r) {
   return r < s.sinks ? r : s.kv_len - (kept - r);
 }
+
+// The family's pooling of raw scores along the candidates (kernel 2r + 1, same padding).
+enum PoolMode : int32_t {
+  pool_avg = 0,         // the mean of the in-range keys (padding ignored)
+  pool_max = 1,         // the max of the in-range keys
+  pool_avg_padded = 2,  // the sum of the in-range keys / kernel: padding counted as zeros (kvpress)
+};
 
 // The tie rule of every selection: the k best of scores[0, n) (larger score first, then smaller
 // index), written to out[0, k) in ascending index order. `order` is scratch of n entries.

@@ -1,18 +1,20 @@
-// What every backend's snapkv needs beyond the family's SelectionParams (semantics: snapkv.cpp's
-// header). Light on purpose: CUDA device code and the Vulkan shaders include it (the shaders read
-// only the field list; C++ lives inside __cplusplus).
+// What every backend's SnapKV scorer needs beyond the family's SelectionParams (semantics:
+// snapkv_scorer.h). Light on purpose: CUDA device code and the Vulkan shaders include it (the
+// shaders read only the field list; C++ lives inside __cplusplus).
 //
-// snapkv's selection: no sinks, the last obs_window tokens forced (recent = obs_window), the
-// prefix [0, kv_len − obs_window) the candidates.
+// The scorer ranks the candidates [sinks, sinks + candidates) by the mean softmax of the last
+// obs_window queries of the prompt (window query i sits at position kv_len − obs_window + i and
+// sees keys j ≤ its position), pooled along the candidates, averaged over the heads of a score
+// row: the group's query heads, or every query head of the sequence (ScoreScope::per_sequence).
 #ifndef ATTNBENCH_SNAPKV_COMMON_H
 #define ATTNBENCH_SNAPKV_COMMON_H
 
 #include "scored_selection_common.h"
 
-#define ATTNBENCH_SNAPKV_FIELDS(X)                                      \
-  X(i32, obs_window)  /* w: the last w queries vote */                  \
-  X(i32, pool_radius) /* (pool_kernel - 1) / 2 */                       \
-  X(i32, pool_max)    /* 1: max pooling, 0: average over in-range keys */ \
+#define ATTNBENCH_SNAPKV_FIELDS(X)                                                         \
+  X(i32, obs_window)  /* w: the last w queries vote */                                     \
+  X(i32, pool_radius) /* (pool_kernel - 1) / 2 */                                          \
+  X(i32, pool_mode)   /* PoolMode: 0 mean of in-range keys, 1 max, 2 sum / kernel */    \
   X(f32, scale)       /* 1 / sqrt(head_dim) */
 
 #ifdef __cplusplus
@@ -24,6 +26,7 @@ namespace attnbench::kvcomp {
 
 ATTNBENCH_PARAM_STRUCT(SnapkvParams, ATTNBENCH_SNAPKV_FIELDS);
 
+// The scorer's parameters of a case of a method built on SnapkvScored (snapkv_scorer.cpp).
 SnapkvParams snapkv_params(const Case& c);
 
 // Keys visible to window query i (0-based): j < kv_len − w + i + 1 (bottom-right causal).

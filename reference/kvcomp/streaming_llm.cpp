@@ -9,8 +9,9 @@
 //   kept = [0, T)                      when budget ≥ T (nothing to evict).
 //   budget counts every kept token, the sinks included: n_sink ≤ budget is a schema rule. The set
 //   is the same for every head and every sequence; kept indices ascending.
-// kvpress prunes n_pruned = ⌊T·ratio⌋ tokens right after the sinks, which is this set with
-// budget = T − n_pruned. Kept keys keep their original positions (no re-rotation).
+// kvpress keeps n_kept = int(T·(1 − ratio)) tokens (in floating point, truncated) and prunes the
+// n_pruned = T − n_kept right after the sinks, which is this set with budget = n_kept. That is not
+// ⌊T·ratio⌋ pruned: at T = 777, ratio 0.875 kvpress prunes 680, not 679. Kept keys keep their original positions (no re-rotation).
 // In the family's terms (scored_selection.h): sinks = n_sink and recent = budget − n_sink forced,
 // no candidates to rank, so the checks are EXACT.
 //

@@ -11,15 +11,18 @@ using S = ATTNBENCH_SIMD;
 using V = S::V;
 constexpr int W = S::W;
 
-void pool_group(const float* raw, int64_t C, int64_t G, int64_t r, bool is_max, int64_t row, float* scratch,
+void pool_group(const float* raw, int64_t C, int64_t G, int64_t r, int32_t mode, int64_t row, float* scratch,
                 float* score) {
+  const bool is_max = mode == kvcomp::pool_max;
   // Padded copy of a head's scores: out-of-range elements are −inf (max) or 0 (avg), so shifted
   // vector loads cover every window; avg divides by the in-range count.
   float* padded = scratch;  // [r + C + r + W]
   float* count = padded + (C + 2 * r + W);
   const float pad = is_max ? -INFINITY : 0.0f;
+  // avg divides by the in-range keys, avg_padded by the kernel (its padding counted as zeros).
   for (int64_t j = 0; j < C; ++j)
-    count[j] = static_cast<float>(std::min(C - 1, j + r) - std::max<int64_t>(0, j - r) + 1);
+    count[j] = mode == kvcomp::pool_avg_padded ? static_cast<float>(2 * r + 1)
+                                               : static_cast<float>(std::min(C - 1, j + r) - std::max<int64_t>(0, j - r) + 1);
   std::fill(score, score + C, 0.0f);
   std::fill(padded, padded + r, pad);
   std::fill(padded + r + C, padded + C + 2 * r + W, pad);

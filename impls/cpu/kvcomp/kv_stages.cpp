@@ -1,6 +1,7 @@
 #include "kv_stages.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace attnbench::cpu::kv {
@@ -19,6 +20,21 @@ void select_row(const kvcomp::SelectionParams& s, const float* scores, const int
   for (int32_t r = s.sinks + k; r < kept; ++r) idx[r] = kvcomp::forced_token(s, kept, r);
   std::fill(idx + kept, idx + s.capacity, -1);
   kept_len[row] = kept;
+}
+
+void budgets_across_heads(const kvcomp::SelectionParams& s, const float* scores, int64_t b, int32_t* order,
+                          float* boosted, int32_t* row_budget) {
+  const int64_t H = s.kv_heads, C = s.candidates, n = H * C;
+  int32_t* top = order + n;
+  std::copy_n(scores + b * n, n, boosted);  // the sequence's rows are consecutive score rows
+  for (int64_t g = 0; g < H; ++g) {
+    kvcomp::select_top_k(scores + (b * H + g) * C, C, int64_t{s.floor}, order, top);
+    for (int32_t i = 0; i < s.floor; ++i) boosted[g * C + top[i]] = INFINITY;  // the floor counts first
+  }
+  const int64_t total = H * s.top_k;
+  kvcomp::select_top_k(boosted, n, total, order, top);
+  for (int64_t g = 0; g < H; ++g) row_budget[b * H + g] = s.sinks + s.recent;
+  for (int64_t i = 0; i < total; ++i) ++row_budget[b * H + top[i] / C];
 }
 
 void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const int32_t* kept_len, const void* src,

@@ -4,6 +4,8 @@
 //   pool    raw scores per query head [batch·q_heads, candidates] → [batch·kv_heads, candidates]:
 //           max or mean (in-range keys only) over the keys within `radius`, then the mean over
 //           the group's query heads, heads in order (kv_pool_kernel.inl, vectorised per ISA)
+//   across  AdaKV's budgets (s.across_heads), one sequence: every row's floor counts first, then
+//           the best of the rest across its rows; each row's budget is its count plus the forced
 //   select  one row: the forced tokens, the best top_k candidates by the tie rule, −1 beyond the
 //           row's length, and the length
 //   gather  one row of K or V: the kept rows copied (consecutive indices as one copy), zeros
@@ -19,8 +21,9 @@
 namespace attnbench::cpu::kv {
 
 struct PoolKernels {
-  // scores[0, C) of cache row `row` from raw rows row·G .. row·G + G − 1.
-  void (*pool_group)(const float* raw, int64_t C, int64_t G, int64_t radius, bool is_max, int64_t row, float* scratch,
+  // scores[0, C) of score row `row` from raw rows row·G .. row·G + G − 1 (G: its heads), pooled
+  // by kvcomp::PoolMode `mode`.
+  void (*pool_group)(const float* raw, int64_t C, int64_t G, int64_t radius, int32_t mode, int64_t row, float* scratch,
                      float* scores);
 };
 
@@ -31,6 +34,14 @@ inline size_t pool_scratch_floats(int64_t C, int64_t radius) { return static_cas
 // `scores` is the score buffer [score rows, candidates]; row_budget is read when s.row_budgets.
 void select_row(const kvcomp::SelectionParams& s, const float* scores, const int32_t* row_budget, int64_t row,
                 int32_t* order, int32_t* kept_idx, int32_t* kept_len);
+
+// AdaKV's row budgets of sequence b (s.across_heads): row_budget[b·kv_heads + g] for every g.
+// `order` is scratch of across_scratch_ints(s) ints, `boosted` of kv_heads·candidates floats.
+inline size_t across_scratch_ints(const kvcomp::SelectionParams& s) {
+  return static_cast<size_t>(2) * s.kv_heads * s.candidates;
+}
+void budgets_across_heads(const kvcomp::SelectionParams& s, const float* scores, int64_t b, int32_t* order,
+                          float* boosted, int32_t* row_budget);
 
 // Rows of one tensor ([rows, kv_len, head_dim] → [rows, capacity, head_dim]) at the kept indices.
 void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const int32_t* kept_len, const void* src,

@@ -26,6 +26,12 @@ void CpuScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffer
   const int64_t C = std::max<int32_t>(1, s_.candidates);
   scores_ = alloc.allocate(kvcomp::score_rows(s_) * C * sizeof(float), "selection.scores");
   row_budget_ = alloc.allocate(kvcomp::cache_rows(s_) * sizeof(int32_t), "selection.row_budget");
+  const std::vector<int32_t> planned = kvcomp::planned_row_budgets(c);
+  std::copy(planned.begin(), planned.end(), row_budget());
+  if (s_.across_heads && kvcomp::scores_needed(s_)) {  // per thread: the choice's indices and boosted scores
+    across_words_ = kv::across_scratch_ints(s_) + static_cast<size_t>(s_.kv_heads) * s_.candidates + 16;
+    across_ = alloc.allocate(across_words_ * pool_->size() * sizeof(int32_t), "selection.across_heads");
+  }
   if (kvcomp::scores_needed(s_)) prepare_scores(c, *cpu_, io);
   // Per thread: the selection's two index arrays, or the pooling's floats.
   const size_t pooling = pool_radius_ < 0 ? 0 : kv::pool_scratch_floats(C, pool_radius_);
@@ -33,14 +39,14 @@ void CpuScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffer
   scratch_ = alloc.allocate(scratch_words_ * pool_->size() * sizeof(float), "selection.scratch");
 }
 
-void CpuScoredSelection::pool_into_scores(const float* raw, bool is_max) {
+void CpuScoredSelection::pool_into_scores(const float* raw, int32_t mode) {
   ATTNBENCH_ASSERT(pool_radius_ >= 0, "pool_into_scores() without reserve_pooling() in prepare_scores()");
-  const int64_t radius = pool_radius_;
+  const int64_t radius = pool_radius_, heads = kvcomp::heads_per_score_row(s_);
   const kv::PoolKernels& kernels = cpu_->kernels<kv::PoolKernels>();
   float* scratch = scratch_->ptr<float>();
-  pool_->parallel_for_slots(kvcomp::cache_rows(s_), [&](int64_t begin, int64_t end, unsigned slot) {
+  pool_->parallel_for_slots(kvcomp::score_rows(s_), [&](int64_t begin, int64_t end, unsigned slot) {
     for (int64_t row = begin; row < end; ++row)
-      kernels.pool_group(raw, s_.candidates, s_.group, radius, is_max, row, scratch + slot * scratch_words_,
+      kernels.pool_group(raw, s_.candidates, heads, radius, mode, row, scratch + slot * scratch_words_,
                          scores() + row * s_.candidates);
   });
 }
@@ -49,6 +55,15 @@ void CpuScoredSelection::run() {
   const int64_t rows = kvcomp::cache_rows(s_);
   const bool scoring = kvcomp::scores_needed(s_);
   if (scoring) score();
+  if (scoring && s_.across_heads) {
+    int32_t* words = across_->ptr<int32_t>();
+    const size_t ints = kv::across_scratch_ints(s_);
+    pool_->parallel_for_slots(s_.batch, [&](int64_t begin, int64_t end, unsigned slot) {
+      int32_t* mine = words + slot * across_words_;
+      for (int64_t b = begin; b < end; ++b)
+        kv::budgets_across_heads(s_, scores(), b, mine, reinterpret_cast<float*>(mine + ints), row_budget());
+    });
+  }
   auto* scratch = scratch_->ptr<int32_t>();
   const auto select = [&](int64_t row, unsigned slot) {
     kv::select_row(s_, scores(), row_budget(), row, scratch + slot * scratch_words_, kept_idx_, kept_len_);

@@ -4,6 +4,7 @@
 // pooling stage), score() to fill scores() — directly, or through pool_into_scores(). A
 // positional method (no candidates ranked) overrides nothing. This base does the rest, in run():
 //   score()                        when some candidate is kept by score
+//   across   per sequence          AdaKV's row budgets from the scores (s.across_heads)
 //   select   per row, parallel     forced tokens, top_k by the tie rule, lengths (kv_stages.h)
 //   gather   per (row, K or V)     the compacted cache, zeros beyond each row's length
 // The scorer's hooks are called only for cases that keep some candidate by score. Every task is
@@ -24,7 +25,7 @@ class CpuScoredSelection : public kvcomp::ScoredSelectionImpl {
  protected:
   // Shapes only: allocate the scorer's workspace through cpu.allocator().
   virtual void prepare_scores(const Case& /*c*/, CpuBackend& /*cpu*/, const IoBuffers& /*io*/) {}
-  // Fills scores() [score rows, candidates] (and row_budget() with per-row budgets).
+  // Fills scores() [score rows, candidates]. (Planned per-row budgets are in row_budget() already.)
   virtual void score() {}
 
   const kvcomp::SelectionParams& selection() const { return s_; }
@@ -32,9 +33,10 @@ class CpuScoredSelection : public kvcomp::ScoredSelectionImpl {
   float* scores() const { return scores_->ptr<float>(); }
   int32_t* row_budget() const { return row_budget_->ptr<int32_t>(); }
   // The family's pooling stage: raw [batch·q_heads, candidates] per query head into scores(),
-  // over keys within `radius`; prepare_scores() reserves its scratch with reserve_pooling(radius).
+  // over keys within `radius`, by kvcomp::PoolMode, each score row the mean of its heads
+  // (kvcomp::heads_per_score_row); prepare_scores() reserves its scratch with reserve_pooling(radius).
   void reserve_pooling(int64_t radius) { pool_radius_ = radius; }
-  void pool_into_scores(const float* raw, bool is_max);
+  void pool_into_scores(const float* raw, int32_t mode);
 
  private:
   kvcomp::SelectionParams s_{};
@@ -44,8 +46,8 @@ class CpuScoredSelection : public kvcomp::ScoredSelectionImpl {
   void *k_kept_ = nullptr, *v_kept_ = nullptr;
   int32_t *kept_idx_ = nullptr, *kept_len_ = nullptr;
   int64_t pool_radius_ = -1;  // no pooling
-  size_t scratch_words_ = 0;
-  BufferPtr scores_, row_budget_, scratch_;
+  size_t scratch_words_ = 0, across_words_ = 0;
+  BufferPtr scores_, row_budget_, scratch_, across_;
 };
 
 }  // namespace attnbench::cpu

@@ -14,7 +14,8 @@ constexpr int BK = 2 * W;  // keys per block: two vectors
 constexpr int RB = 4;      // window queries per register block
 
 // a_{h,j} from the window's logits (rows of `ld` floats, scaled by logit_scale on the way; the
-// fp32 path scaled q instead and passes 1): softmax over each row's visible prefix, averaged.
+// fp32 path scaled q instead and passes 1): softmax over each row's visible keys, averaged, for
+// the candidates sinks .. sinks + candidates − 1.
 void window_softmax(const Problem& pb, int64_t b, int64_t h, float* logits, int64_t ld, float logit_scale) {
   const kvcomp::SelectionParams& s = pb.s;
   const int64_t w = pb.m.obs_window, P = s.candidates;
@@ -38,10 +39,11 @@ void window_softmax(const Problem& pb, int64_t b, int64_t h, float* logits, int6
       l = S::add(l, e);
     }
     const V inv = S::set1(1.0f / S::hsum(l));
+    const float* cand = row + s.sinks;  // the candidates' probabilities
     int64_t j = 0;
-    for (; j + W <= P; j += W) S::store(a + j, S::fma(S::load(row + j), inv, S::load(a + j)));
+    for (; j + W <= P; j += W) S::store(a + j, S::fma(S::load(cand + j), inv, S::load(a + j)));
     const float inv_s = 1.0f / S::hsum(l);
-    for (; j < P; ++j) a[j] += row[j] * inv_s;
+    for (; j < P; ++j) a[j] += cand[j] * inv_s;
   }
   const V inv_w = S::set1(1.0f / static_cast<float>(w));
   int64_t j = 0;

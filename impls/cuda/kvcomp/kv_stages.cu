@@ -6,24 +6,27 @@
 namespace attnbench::cuda::kv {
 namespace {
 
-// score[j] = (1/G)·Σ_h pool(raw_h)[j] for candidates j0 .. j0 + kPoolThreads − 1; each head's
-// window of a (with the radius on both sides) is staged in shared memory, out-of-range elements
-// set to the pooling's identity (−inf for max, 0 for the sum of avg).
+// score[j] = (1/n)·Σ_h pool(raw_h)[j] over the score row's n heads (raw rows row·n .. row·n + n − 1)
+// for candidates j0 .. j0 + kPoolThreads − 1; each head's window of raw (with the radius on both
+// sides) is staged in shared memory, out-of-range elements set to the pooling's identity (−inf
+// for max, 0 for the sums of the averages).
 __global__ void __launch_bounds__(kPoolThreads) pool_kernel(const StageArgs p) {
   extern __shared__ float window[];  // [kPoolThreads + 2·radius]
-  const int P = p.sel.candidates, r = p.pool_radius, G = p.sel.group;
+  const int P = p.sel.candidates, r = p.pool_radius, n = kvcomp::heads_per_score_row(p.sel);
   const int tiles = (P + kPoolThreads - 1) / kPoolThreads;
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
-  const int64_t bg = blockIdx.x / static_cast<unsigned>(tiles);
+  const int64_t row = blockIdx.x / static_cast<unsigned>(tiles);
   const int j0 = tile * kPoolThreads, j = j0 + static_cast<int>(threadIdx.x);
-  const bool is_max = p.pool_max;
+  const bool is_max = p.pool_mode == kvcomp::pool_max;
   const float identity = is_max ? neg_inf() : 0.0f;
   const int span = kPoolThreads + 2 * r;
-  // avg divides by the number of in-range elements.
-  const float count = static_cast<float>(min(P - 1, j + r) - max(0, j - r) + 1);
+  // avg divides by the number of in-range elements, avg_padded by the kernel (its padding counted
+  // as zeros: torch's avg_pool1d); max divides by nothing.
+  const float count = p.pool_mode == kvcomp::pool_avg_padded ? static_cast<float>(2 * r + 1)
+                                                             : static_cast<float>(min(P - 1, j + r) - max(0, j - r) + 1);
   float sum = 0.0f;
-  for (int hh = 0; hh < G; ++hh) {
-    const float* a = p.raw + (bg * G + hh) * P;
+  for (int hh = 0; hh < n; ++hh) {
+    const float* a = p.raw + (row * n + hh) * P;
     for (int e = threadIdx.x; e < span; e += kPoolThreads) {
       const int x = j0 - r + e;
       window[e] = x >= 0 && x < P ? a[x] : identity;
@@ -36,7 +39,7 @@ __global__ void __launch_bounds__(kPoolThreads) pool_kernel(const StageArgs p) {
     }
     __syncthreads();  // the window is restaged for the next head
   }
-  if (j < P) p.scores[bg * P + j] = sum * (1.0f / static_cast<float>(G));
+  if (j < P) p.scores[row * P + j] = sum * (1.0f / static_cast<float>(n));
 }
 
 // Larger score <=> larger key; −0 is +0 first (the spec compares values: they tie).
@@ -204,12 +207,88 @@ __global__ void __launch_bounds__(kGatherRows * 32) gather_kernel(const StageArg
   }
 }
 
+// The first index of the ascending idx[0, n) not below v (n if none).
+__device__ __forceinline__ int64_t lower_bound(const int32_t* idx, int64_t n, int64_t v) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (idx[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// The across stage's boost: boosted = scores, with each row's floor (floor_idx, ascending,
+// candidate-relative) at +inf, so the choice across heads takes the floors first. One thread per
+// element: a binary search in its row's floor rather than a scatter after a copy, so one launch.
+__global__ void __launch_bounds__(kAcrossThreads) boost_kernel(const StageArgs a, const AcrossArgs w) {
+  const int64_t C = a.sel.candidates, f = a.sel.floor;
+  const int64_t e = static_cast<int64_t>(blockIdx.x) * kAcrossThreads + threadIdx.x;
+  if (e >= kvcomp::cache_rows(a.sel) * C) return;
+  const int64_t row = e / C, j = e % C;
+  const int32_t* floor_row = w.floor_idx + row * f;
+  const int64_t at = lower_bound(floor_row, f, j);
+  w.boosted[e] = at < f && floor_row[at] == j ? -neg_inf() : a.scores[e];
+}
+
+// The across stage's count: row (b, g) keeps its forced tokens and the chosen flat indices of its
+// sequence in [g·C, (g + 1)·C), which the select wrote ascending.
+__global__ void __launch_bounds__(kAcrossThreads) count_kernel(const StageArgs a, const AcrossArgs w) {
+  const kvcomp::SelectionParams& s = a.sel;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kAcrossThreads + threadIdx.x;
+  if (row >= kvcomp::cache_rows(s)) return;
+  const int64_t C = s.candidates, g = row % s.kv_heads, n = int64_t{s.kv_heads} * s.top_k;
+  const int32_t* chosen = w.across_idx + (row / s.kv_heads) * n;
+  const int64_t mine = lower_bound(chosen, n, (g + 1) * C) - lower_bound(chosen, n, g * C);
+  a.row_budget[row] = s.sinks + s.recent + static_cast<int32_t>(mine);
+}
+
 }  // namespace
 
 cudaError_t pool_launch(const StageArgs& a, cudaStream_t stream) {
   const int64_t tiles = (a.sel.candidates + kPoolThreads - 1) / kPoolThreads;
   const size_t smem = static_cast<size_t>(kPoolThreads + 2 * a.pool_radius) * sizeof(float);
-  pool_kernel<<<static_cast<unsigned>(kvcomp::cache_rows(a.sel) * tiles), kPoolThreads, smem, stream>>>(a);
+  pool_kernel<<<static_cast<unsigned>(kvcomp::score_rows(a.sel) * tiles), kPoolThreads, smem, stream>>>(a);
+  return cudaGetLastError();
+}
+
+cudaError_t across_launch(const StageArgs& a, const AcrossArgs& w, cudaStream_t stream) {
+  const kvcomp::SelectionParams& s = a.sel;
+  const int64_t rows = kvcomp::cache_rows(s);
+  cudaError_t e = cudaSuccess;
+  // Uniform selections with no forced tokens and no per-row budgets: the select kernel's plain top-k.
+  const auto plain = [](kvcomp::SelectionParams& p, int32_t k) {
+    p.sinks = p.recent = 0;
+    p.top_k = p.kept = p.capacity = k;
+    p.row_budgets = p.shared_scores = p.across_heads = 0;
+  };
+  float* ranked = a.scores;  // floor = 0: nothing to boost
+  if (s.floor > 0) {
+    // floors: each row's best `floor`, candidate-relative (no sinks).
+    StageArgs f = a;
+    plain(f.sel, s.floor);
+    f.kept_idx = w.floor_idx;
+    f.kept_len = w.lens;
+    e = select_launch(f, stream);
+    if (e != cudaSuccess) return e;
+    boost_kernel<<<static_cast<unsigned>((rows * s.candidates + kAcrossThreads - 1) / kAcrossThreads), kAcrossThreads, 0, stream>>>(a, w);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    ranked = w.boosted;
+  }
+  // across: a sequence's rows are consecutive in the scores, so [rows, C] is [batch, kv_heads·C]
+  // read as one row per sequence, flat index g·C + j; top_k is the mean per row.
+  StageArgs x = a;
+  x.sel.kv_heads = 1;
+  x.sel.group = s.q_heads;
+  x.sel.candidates = s.kv_heads * s.candidates;
+  plain(x.sel, s.kv_heads * s.top_k);
+  x.scores = ranked;
+  x.kept_idx = w.across_idx;
+  x.kept_len = w.lens;
+  e = select_launch(x, stream);
+  if (e != cudaSuccess) return e;
+  count_kernel<<<static_cast<unsigned>((rows + kAcrossThreads - 1) / kAcrossThreads), kAcrossThreads, 0, stream>>>(a, w);
   return cudaGetLastError();
 }
 
@@ -260,5 +339,37 @@ extern "C" int attnbench_cuda_kv_select(const attnbench::kvcomp::SelectionParams
   (void)cudaFree(d_budget);
   (void)cudaFree(d_idx);
   (void)cudaFree(d_len);
+  return entry_result(e, err, err_len);
+}
+
+// For tests/cuda/kvcomp/scored_selection_cuda_test.cpp, as attnbench_cuda_kv_select: the across
+// stage alone (s->across_heads) on host scores [rows, candidates]; writes row_budget [rows].
+extern "C" int attnbench_cuda_kv_across(const attnbench::kvcomp::SelectionParams* s, const float* scores,
+                                        int32_t* row_budget, char* err, size_t err_len) {
+  using namespace attnbench;
+  using namespace attnbench::cuda;
+  kv::StageArgs a{};
+  a.sel = *s;
+  const size_t rows = static_cast<size_t>(kvcomp::cache_rows(*s)), n_scores = rows * s->candidates;
+  float *d_scores = nullptr, *d_boosted = nullptr;
+  int32_t *d_budget = nullptr, *d_floor = nullptr, *d_across = nullptr, *d_lens = nullptr;
+  cudaError_t e = cudaMalloc(&d_scores, (n_scores + 1) * sizeof(float));
+  if (e == cudaSuccess) e = cudaMalloc(&d_boosted, (n_scores + 1) * sizeof(float));
+  if (e == cudaSuccess) e = cudaMalloc(&d_budget, rows * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_floor, (rows * s->floor + 1) * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_across, (rows * s->top_k + 1) * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_lens, rows * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMemcpy(d_scores, scores, n_scores * sizeof(float), cudaMemcpyHostToDevice);
+  a.scores = d_scores;
+  a.row_budget = d_budget;
+  const kv::AcrossArgs w{d_floor, d_boosted, d_across, d_lens};
+  if (e == cudaSuccess) e = kv::across_launch(a, w, nullptr);
+  if (e == cudaSuccess) e = cudaMemcpy(row_budget, d_budget, rows * sizeof(int32_t), cudaMemcpyDeviceToHost);
+  (void)cudaFree(d_scores);
+  (void)cudaFree(d_boosted);
+  (void)cudaFree(d_budget);
+  (void)cudaFree(d_floor);
+  (void)cudaFree(d_across);
+  (void)cudaFree(d_lens);
   return entry_result(e, err, err_len);
 }

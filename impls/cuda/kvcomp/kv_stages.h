@@ -1,9 +1,16 @@
 // The KV-selection family's shared stages on CUDA (the contract: reference/kvcomp/
 // scored_selection.h), used by every method's impl through scored_selection_cuda.h. Light on
 // purpose: no JSON, no attnbench headers beyond the family's parameter struct.
-//   pool    raw [batch·q_heads, candidates] → scores [batch·kv_heads, candidates]: max, or the
-//           mean of in-range keys, over the keys within pool_radius, then the mean over the
-//           group's query heads in order (one CTA per row and kPoolThreads candidates)
+//   pool    raw [batch·q_heads, candidates] → scores [score rows, candidates]: over the keys
+//           within pool_radius by kvcomp::PoolMode (max, the mean of in-range keys, or their sum
+//           / kernel), then the mean over the score row's heads in order (heads_per_score_row:
+//           the group's, or the sequence's), one CTA per score row and kPoolThreads candidates
+//   across  AdaKV's row budgets (sel.across_heads), after the scores and before the select, from
+//           the select kernel itself so the tie rule is the same: (floors) each row's best
+//           `floor` candidates; (boost) the scores copied with those set to +inf; (across) the
+//           best kv_heads·top_k of each sequence's boosted scores, one row of kv_heads·candidates
+//           flat indices g·candidates + j per sequence; (count) row_budget[b·kv_heads + g] =
+//           sinks + recent + the flat indices in row g's range (a binary search: they ascend)
 //   select  one CTA of kSelectThreads per cache row: scores become order-preserving 32-bit keys
 //           (float bits, sign-flipped), an MSB-first radix select (4 passes of 8 bits, a shared
 //           histogram with warp-aggregated atomics) finds τ, the key of the top_k-th best, and
@@ -29,7 +36,7 @@ struct StageArgs {
   kvcomp::SelectionParams sel;
   const float* raw;           // pool's input [batch·q_heads, candidates]
   float* scores;              // [score rows, candidates]
-  const int32_t* row_budget;  // [rows] with per-row budgets
+  int32_t* row_budget;        // [rows] with per-row budgets (the across stage writes it)
   int32_t* kept_idx;          // [rows, capacity]
   int32_t* kept_len;          // [rows]
   const void* k;              // [rows, kv_len, head_dim]
@@ -37,23 +44,42 @@ struct StageArgs {
   void* k_kept;               // [rows, capacity, head_dim]
   void* v_kept;
   int pool_radius;            // pool: (pool_kernel − 1) / 2
-  bool pool_max;              // pool: max (else the mean of in-range keys)
+  int32_t pool_mode;          // pool: kvcomp::PoolMode
+};
+
+// The across stage's workspaces (allocated by the caller when sel.across_heads and scores are
+// needed): floor_idx [rows, floor], boosted [rows, candidates] (unused when floor = 0: the scores
+// are read as they are), across_idx [batch, kv_heads·top_k], lens [rows] (the select kernel's
+// kept_len of the first two steps, never read).
+struct AcrossArgs {
+  int32_t* floor_idx;
+  float* boosted;
+  int32_t* across_idx;
+  int32_t* lens;
 };
 
 inline constexpr int kPoolThreads = 256;  // candidates per pool CTA
 inline constexpr int kSelectThreads = 1024;
 inline constexpr int kSelectCachedKeys = 11264;  // candidates kept in shared memory (44 KiB)
 inline constexpr int kGatherRows = 8;            // kept rows per gather CTA (a warp each)
+inline constexpr int kAcrossThreads = 256;       // boost: elements per CTA; count: rows per CTA
 
 cudaError_t pool_launch(const StageArgs& a, cudaStream_t stream);
 cudaError_t select_launch(const StageArgs& a, cudaStream_t stream);
 cudaError_t gather_launch(const StageArgs& a, cudaStream_t stream);
+// The across stage (a.sel.across_heads with scores): a.row_budget from a.scores, via w.
+cudaError_t across_launch(const StageArgs& a, const AcrossArgs& w, cudaStream_t stream);
 
 // The largest grid any stage launches for a selection (every CTA index is one grid x < 2^31).
 inline int64_t stages_grid(const kvcomp::SelectionParams& s) {
   const int64_t rows = kvcomp::cache_rows(s), c = s.candidates > 0 ? s.candidates : 1;
-  const int64_t pool = rows * ((c + kPoolThreads - 1) / kPoolThreads), gather = rows * ((s.capacity + kGatherRows - 1) / kGatherRows);
-  return pool > gather ? pool : gather;
+  const int64_t pool = kvcomp::score_rows(s) * ((c + kPoolThreads - 1) / kPoolThreads);
+  const int64_t gather = rows * ((s.capacity + kGatherRows - 1) / kGatherRows);
+  // select: one CTA per row; across: the boost's rows·candidates threads (the rest is ≤ rows CTAs).
+  const int64_t boost = s.across_heads ? (rows * c + kAcrossThreads - 1) / kAcrossThreads : 0;
+  int64_t most = rows > pool ? rows : pool;
+  most = most > gather ? most : gather;
+  return most > boost ? most : boost;
 }
 
 }  // namespace attnbench::cuda::kv

@@ -2,7 +2,12 @@
 // between scorer and stages is in docs/design.md). On CUDA a scorer's hooks are unsupported()
 // (dtypes, grids, shared memory), prepare_scores() (configure kernels, allocate workspaces) and
 // score(stream), which enqueues the kernels that fill scores(), through pool_into_scores() where
-// it pools; run() adds kv_stages.h's select and gather on the same stream.
+// it pools. This base does the rest, on the same stream, in run():
+//   score()    when some candidate is kept by score
+//   across     AdaKV's row budgets from the scores (s.across_heads; kv_stages.h)
+//   select     forced tokens, top_k by the tie rule, lengths; per-row budgets from row_budget(),
+//              which prepare() fills with the case's planned budgets (kvcomp::planned_row_budgets)
+//   gather     the compacted cache, zeros beyond each row's length
 #pragma once
 
 #include <string>
@@ -26,13 +31,17 @@ class CudaScoredSelection : public kvcomp::ScoredSelectionImpl {
   const kvcomp::SelectionParams& selection() const { return args_.sel; }
   float* scores() const { return args_.scores; }
   int32_t* row_budget() const { return row_budget_->ptr<int32_t>(); }
-  // The family's pooling stage: raw [batch·q_heads, candidates] per query head into scores().
-  void pool_into_scores(const float* raw, int radius, bool is_max, cudaStream_t stream);
+  // The family's pooling stage: raw [batch·q_heads, candidates] per query head into scores(), over
+  // keys within `radius`, by kvcomp::PoolMode `mode`, each score row the mean of its heads
+  // (kvcomp::heads_per_score_row).
+  void pool_into_scores(const float* raw, int radius, int32_t mode, cudaStream_t stream);
 
  private:
   cudaStream_t stream_ = nullptr;
   kv::StageArgs args_{};
+  kv::AcrossArgs across_{};
   BufferPtr scores_, row_budget_;
+  BufferPtr floor_idx_, boosted_, across_idx_, across_lens_;  // the across stage's workspaces
 };
 
 }  // namespace attnbench::cuda

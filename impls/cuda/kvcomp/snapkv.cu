@@ -1,5 +1,6 @@
-// snapkv on CUDA between its two logits kernels (snapkv_logits.cuh): the statistics' merge over
-// the key splits (snapkv_launch.h). Pooling, selection and the gather are the family's (kv_stages.h).
+// The SnapKV scorer on CUDA between its two logits kernels (snapkv_logits.cuh): the statistics'
+// merge over the key splits (snapkv_launch.h). Pooling, selection and the gather are the family's
+// (kv_stages.h).
 #include "snapkv_logits.cuh"
 
 namespace attnbench::cuda::snapkv {
@@ -11,7 +12,8 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(const Params p
   if (row >= rows) return;
   float m = neg_inf(), l = 0.0f;
   for (int s = 0; s < p.splits; ++s) merge_stats(m, l, p.part_m[s * rows + row], p.part_l[s * rows + row]);
-  // Every window query sees key 0, so l ≥ 1 (its max contributes exp(0)).
+  // Every window query sees key 0 (kv_len ≥ w whenever a candidate is scored), so l ≥ 1 (its max
+  // contributes exp(0)).
   p.row_m[row] = m;
   p.row_inv_l[row] = 1.0f / l;
 }

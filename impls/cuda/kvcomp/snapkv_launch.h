@@ -1,6 +1,6 @@
-// The interface between snapkv on CUDA (snapkv_cuda.cpp, host C++) and its scoring kernels
-// (snapkv_logits.cuh, instantiated per element type in the build folder, and snapkv.cu). Light on
-// purpose: no JSON, no attnbench headers beyond the method's parameter structs.
+// The interface between the SnapKV scorer on CUDA (snapkv_scorer_cuda.h, host C++) and its scoring
+// kernels (snapkv_logits.cuh, instantiated per element type in the build folder, and snapkv.cu).
+// Light on purpose: no JSON, no attnbench headers beyond the scorer's parameter structs.
 //
 // Per sequence b and KV head g (bg = b·kv_heads + g), the G query heads of g and the w window
 // queries form GW = G·w packed rows, head-major: row r is query i = r % w of head g·G + r / w, so
@@ -8,8 +8,9 @@
 // Workspaces, all f32:
 //   part_m, part_l [splits][B·Hq·w]  per key split: each row's max logit and Σ exp(logit − max)
 //   row_m, row_inv_l [B·Hq·w]       each row's softmax max and 1 / sum over all its visible keys
-//   a      [B·Hq][P]                 the window's mean softmax of every prefix key (step 1), which
-//                                    the family's pooling stage turns into the scores (kv_stages.h)
+//   a      [B·Hq][C]                 the window's mean softmax of every candidate (step 1; column
+//                                    j is token sinks + j), which the family's pooling stage turns
+//                                    into the scores (kv_stages.h)
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,7 +25,7 @@ namespace attnbench::cuda::snapkv {
 using attn::Elem;
 
 struct Params {
-  kvcomp::SelectionParams sel;  // the family's: candidates = the prefix P = T − w
+  kvcomp::SelectionParams sel;  // the family's: the candidates C are tokens [sinks, sinks + C)
   kvcomp::SnapkvParams m;
   const void* q_obs;  // [B, Hq, w, d]   Elem
   const void* k;      // [B, Hkv, T, d]  Elem
@@ -36,9 +37,9 @@ struct Params {
 // tile of kRowsPerBlock packed rows × kKeysPerTile keys, head_dim streamed kDimsPerStage at a time.
 //   stats:  grid B·Hkv × splits; each CTA covers all GW rows of its group against its split of the
 //           key tiles, with an online max and sum per row (causal: window query i sees keys
-//           j ≤ P + i), and writes part_m / part_l.
-//   scores: grid B·Hkv × ⌈P / kKeysPerTile⌉; each CTA takes one tile of prefix keys (visible to
-//           every window query) against all GW rows: a = (1/w)·Σ_i exp(logit − m_i) / l_i.
+//           j < T − w + i + 1, kvcomp::snapkv_visible_end), and writes part_m / part_l.
+//   scores: grid B·Hkv × ⌈C / kKeysPerTile⌉; each CTA takes one tile of candidates against all
+//           GW rows: a = (1/w)·Σ_i exp(logit − m_i) / l_i over the queries that see the key.
 inline constexpr int kLogitsThreads = 256;
 inline constexpr int kRowsPerBlock = 64;
 inline constexpr int kKeysPerTile = 128;

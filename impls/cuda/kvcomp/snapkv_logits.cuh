@@ -1,4 +1,5 @@
-// SnapKV's window logits on CUDA cores (semantics: reference/kvcomp/snapkv.cpp, step 1), in fp32
+// The SnapKV scorer's window logits on CUDA cores (semantics: reference/kvcomp/snapkv_scorer.h,
+// step 1), in fp32
 // whatever the storage type: fp32 dot products, softmax and P (a bf16 P would fall outside the SET
 // tie band; tensor-core accumulation is not IEEE fp32, so the CUDA cores do the dots).
 //
@@ -6,9 +7,10 @@
 //   stats   per (b, g, key split): row blocks outer, key tiles inner; each thread keeps an online
 //           max and sum of its own columns for its 4 rows, merged over the 8 lanes and the 2 warps
 //           of a row at the end of the split -> part_m, part_l [split][row].
-//   scores  per (b, g, tile of prefix keys): row blocks inner; P = exp(logit − m_r)·(1/l_r) goes
+//   scores  per (b, g, tile of candidates): row blocks inner; P = exp(logit − m_r)·(1/l_r) goes
 //           through a shared [64][128] tile, and thread j sums column j over each head's w rows in
-//           row order -> a[b, h, j] = sum·(1/w). No atomics: every bit is independent of scheduling.
+//           row order -> a[b, h, j − sinks] = sum·(1/w). No atomics: every bit is independent of
+//           scheduling.
 // Both kernels compute a logit with the same code and order (dims in order, one fmaf chain per
 // element, then one rounded multiply by the scale), so the scores pass sees exactly the logits
 // whose max and sum the stats pass took.
@@ -97,24 +99,26 @@ __device__ __forceinline__ void load_chunk(const T* row, int x, int d, bool row_
 template <typename T>
 struct Operands {
   const T* q;  // the group's packed row 0 (row r at q + r·d)
-  const T* k;  // the KV head's key 0
+  const T* k;  // the first key of the range: the KV head's key `first`
   int rows;    // GW
-  int keys;    // T: keys at or past it read as zeros
+  int keys;    // keys in the range: those at or past it read as zeros
   int d;
   bool q_vec, k_vec;
 };
 
+// The operands of group bg against keys [first, first + keys) of its KV head: all of them for the
+// statistics, the candidates for the scores.
 template <typename T>
-__device__ __forceinline__ Operands<T> operands(const Params& p, int bg) {
+__device__ __forceinline__ Operands<T> operands(const Params& p, int bg, int first, int keys) {
   const int GW = p.sel.group * p.m.obs_window;
   Operands<T> op;
   op.q = static_cast<const T*>(p.q_obs) + static_cast<int64_t>(bg) * GW * p.sel.head_dim;
-  op.k = static_cast<const T*>(p.k) + static_cast<int64_t>(bg) * p.sel.kv_len * p.sel.head_dim;
+  op.k = static_cast<const T*>(p.k) + (static_cast<int64_t>(bg) * p.sel.kv_len + first) * p.sel.head_dim;
   op.rows = GW;
-  op.keys = p.sel.kv_len;
+  op.keys = keys;
   op.d = p.sel.head_dim;
   // 4 elements of Q (8 or 16 bytes) and 8 of K (16 or 32 bytes) at a multiple of 4 (8) elements:
-  // aligned when every row starts on such a boundary.
+  // aligned when every row starts on such a boundary (the offset `first` is whole rows).
   op.q_vec = p.sel.head_dim % 4 == 0;
   op.k_vec = sizeof(T) == 4 ? p.sel.head_dim % 4 == 0 : p.sel.head_dim % 8 == 0;
   return op;
@@ -198,6 +202,10 @@ __device__ __forceinline__ void tile_dots(const Operands<T>& op, int r0, int j0,
   }
 }
 
+// Keys [0, end) visible to window query i, which sits at position kv_len − w + i (bottom-right
+// causal: kvcomp::snapkv_visible_end; at most kv_len as i < w).
+__device__ __forceinline__ int visible_end(const Params& p, int i) { return p.sel.kv_len - p.m.obs_window + i + 1; }
+
 // The logit of a dot product: one rounded multiply (never contracted into a later subtraction, so
 // both kernels see the same value).
 __device__ __forceinline__ float logit_of(float dot, float scale) { return __fmul_rn(dot, scale); }
@@ -213,7 +221,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) stats_kernel(const Params p
   const int bg = static_cast<int>(blockIdx.x / static_cast<unsigned>(p.splits));
   const int w = p.m.obs_window, GW = p.sel.group * w;
   const int64_t rows_all = static_cast<int64_t>(p.sel.batch) * p.sel.q_heads * w;
-  const Operands<T> op = operands<T>(p, bg);
+  const Operands<T> op = operands<T>(p, bg, 0, p.sel.kv_len);
   const ThreadTile tt(threadIdx.x);
 
   // This split's key tiles [t0, t1): an even share, the first `extra` splits one more.
@@ -223,13 +231,13 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) stats_kernel(const Params p
 
   for (int r0 = 0; r0 < GW; r0 += BM) {
     float run_m[4], run_l[4];
-    int visible[4];  // keys [0, visible) of the row: P + i + 1 for window query i; 0 past GW
+    int visible[4];  // keys [0, visible) of the row (snapkv_visible_end); 0 past GW
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       run_m[m] = kNegInf;
       run_l[m] = 0.0f;
       const int r = r0 + tt.row0 + m;
-      visible[m] = r < GW ? p.sel.candidates + r % w + 1 : 0;
+      visible[m] = r < GW ? visible_end(p, r % w) : 0;
     }
     for (int tile = t0; tile < t1; ++tile) {
       const int j0 = tile * BN;
@@ -290,12 +298,13 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) scores_kernel(const Params 
   float* stages = smem;
   float* ptile = smem + kPipeBytes / sizeof(float);  // [BM][BN]
   constexpr int BM = kRowsPerBlock, BN = kKeysPerTile;
-  const int P = p.sel.candidates, w = p.m.obs_window, GW = p.sel.group * w;
+  // Keys are candidate-relative here: key j of the tiles is token sinks + j.
+  const int P = p.sel.candidates, S = p.sel.sinks, w = p.m.obs_window, GW = p.sel.group * w;
   const int tiles = (P + BN - 1) / BN;
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
   const int bg = static_cast<int>(blockIdx.x / static_cast<unsigned>(tiles));
   const int j0 = tile * BN;
-  const Operands<T> op = operands<T>(p, bg);
+  const Operands<T> op = operands<T>(p, bg, S, P);
   const ThreadTile tt(threadIdx.x);
   const int64_t row_base = static_cast<int64_t>(bg) * GW;  // of the group's rows in row_m, row_inv_l
   const float inv_w = 1.0f / static_cast<float>(w);
@@ -313,10 +322,13 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) scores_kernel(const Params 
       const bool row_ok = r < GW;
       const float mr = row_ok ? p.row_m[row_base + r] : 0.0f;
       const float inv_l = row_ok ? p.row_inv_l[row_base + r] : 0.0f;
+      // Candidates past the query's position get P = 0, as in the spec (none do while recent ≥
+      // w − 1, which every method's forced window satisfies).
+      const int end = row_ok ? min(P, visible_end(p, r % w) - S) : 0;
       float pv[8];
 #pragma unroll
       for (int n = 0; n < 8; ++n)
-        pv[n] = row_ok && j0 + tt.col(n) < P ? expf(logit_of(acc[m][n], p.m.scale) - mr) * inv_l : 0.0f;
+        pv[n] = j0 + tt.col(n) < end ? expf(logit_of(acc[m][n], p.m.scale) - mr) * inv_l : 0.0f;
       float* dst = ptile + (tt.row0 + m) * BN + tt.col0;
       *reinterpret_cast<float4*>(dst) = make_float4(pv[0], pv[1], pv[2], pv[3]);
       *reinterpret_cast<float4*>(dst + 32) = make_float4(pv[4], pv[5], pv[6], pv[7]);

@@ -1,5 +1,7 @@
 #include "kv_stages.h"
 
+#include <algorithm>
+
 #include "attnbench/error.h"
 
 namespace attnbench::vulkan::kv {
@@ -20,6 +22,29 @@ StagesPlan plan_stages(const kvcomp::SelectionParams& s, const DeviceLimits& lim
   const uint64_t words = rows * static_cast<uint64_t>(s.capacity) * (row_bytes / word);
   p.gather = {s, {static_cast<uint32_t>(words)}};
   p.gather_groups = ceil_div(words, threads);
+  if (s.across_heads && kvcomp::scores_needed(s)) {
+    p.across = true;
+    const uint64_t C = s.candidates, H = s.kv_heads;
+    kvcomp::SelectionParams floors = s;  // each row's best `floor`, no forced tokens
+    floors.sinks = floors.recent = floors.row_budgets = floors.shared_scores = floors.across_heads = 0;
+    floors.top_k = floors.kept = floors.capacity = s.floor;
+    kvcomp::SelectionParams seqs = floors;  // one flattened row per sequence
+    seqs.kv_heads = 1;
+    seqs.group = s.q_heads;
+    seqs.candidates = static_cast<int32_t>(H * C);
+    seqs.top_k = seqs.kept = seqs.capacity = static_cast<int32_t>(H * s.top_k);
+    p.floor_select = {floors};
+    p.across_select = {seqs};
+    p.floor_groups = s.floor > 0 ? rows : 0;
+    p.across_groups = static_cast<uint64_t>(s.batch);
+    p.across_threads = d.workgroup(128);
+    p.copy_groups = ceil_div(rows * C, p.across_threads);
+    p.raise_groups = ceil_div(rows * static_cast<uint64_t>(s.floor), p.across_threads);
+    p.count_groups = ceil_div(rows, p.across_threads);
+    p.floor_idx_bytes = std::max<uint64_t>(16, rows * s.floor * 4);
+    p.across_idx_bytes = std::max<uint64_t>(16, static_cast<uint64_t>(s.batch) * H * s.top_k * 4);
+    p.boosted_bytes = std::max<uint64_t>(16, rows * C * 4);
+  }
   p.unsupported = over_binding({{"k/v", rows * s.kv_len * row_bytes, 2},
                                 {"k_kept/v_kept", rows * s.capacity * row_bytes, 2},
                                 {"the scores", kvcomp::score_rows(s) * static_cast<uint64_t>(s.candidates) * 4, 4}},
@@ -27,7 +52,7 @@ StagesPlan plan_stages(const kvcomp::SelectionParams& s, const DeviceLimits& lim
   return p;
 }
 
-PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float pre_scale, int32_t radius, bool is_max,
+PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float pre_scale, int32_t radius, int32_t mode,
                     const DeviceLimits& limits) {
   const DeviceView d(limits);
   PoolStage p;
@@ -37,10 +62,10 @@ PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float p
                         " bytes of shared memory; the device has ", d.shared);
     return p;
   }
-  p.constants = {threads, static_cast<uint32_t>(radius), is_max ? 1u : 0u};
+  p.constants = {threads, static_cast<uint32_t>(radius), static_cast<uint32_t>(mode)};
   const uint32_t chunks = ceil_div(std::max<int32_t>(1, s.candidates), threads);
-  p.push = {s, {segments, chunks, static_cast<uint32_t>(kvcomp::cache_rows(s) * chunks), pre_scale,
-                static_cast<float>(1.0 / static_cast<double>(s.group))}};
+  p.push = {s, {segments, chunks, static_cast<uint32_t>(kvcomp::score_rows(s) * chunks), pre_scale,
+                static_cast<float>(1.0 / static_cast<double>(kvcomp::heads_per_score_row(s)))}};
   p.unsupported = over_binding({{"the raw scores", static_cast<uint64_t>(s.batch) * s.q_heads * segments * s.candidates * 4, 4}}, d);
   return p;
 }

@@ -4,6 +4,10 @@
 //              partial sums) → [batch·kv_heads, candidates]: Σ segments · pre_scale, pooled over
 //              the keys within the radius (max, or the mean of in-range keys), averaged over the
 //              group's heads in order
+//   kv_across  AdaKV's budgets (sel.across_heads), around two more kv_select passes: each row's
+//              floor (kv_select with `floor` kept, no forced tokens), the floor boosted to +inf,
+//              the best kv_heads·top_k of each sequence (kv_select over one flattened row per
+//              sequence), and each row's count of them as its budget
 //   kv_select  per row (one workgroup): forced tokens, the top_k candidates by radix select with
 //              the tie rule, −1 beyond the row's length, the length
 //   kv_gather  k_kept, v_kept at kept_idx, bit for bit; zeros beyond each row's length
@@ -17,7 +21,7 @@
   X(u32, chunks)    /* workgroups per row: ceil(candidates / threads) */ \
   X(u32, groups)    /* rows * chunks */                                   \
   X(f32, pre_scale) /* times the sum of the segments (1/window) */      \
-  X(f32, inv_group) /* 1 / group, rounded once on the host */
+  X(f32, inv_group) /* 1 / the score row's heads, rounded once on the host */
 
 #define ATTNBENCH_KV_GATHER_PLAN(X) X(u32, words) /* 2-, 4- or 16-byte words of each of k_kept, v_kept */
 
@@ -63,6 +67,13 @@ struct StagesPlan {
   SelectPush select{};
   GatherPush gather{};
   uint64_t select_groups = 0, gather_groups = 0;
+  // sel.across_heads with candidates to choose: the floors' and the sequences' kv_select passes,
+  // kv_across's {threads, mode} (its push is `select`) and the workspaces' sizes.
+  bool across = false;
+  SelectPush floor_select{}, across_select{};
+  uint64_t floor_groups = 0, across_groups = 0, copy_groups = 0, raise_groups = 0, count_groups = 0;
+  uint32_t across_threads = 0;
+  uint64_t floor_idx_bytes = 16, across_idx_bytes = 16, boosted_bytes = 16;
 };
 StagesPlan plan_stages(const kvcomp::SelectionParams& s, const DeviceLimits& limits);
 
@@ -72,7 +83,7 @@ struct PoolStage {
   std::vector<uint32_t> constants;  // {threads, radius, max}
   PoolPush push{};
 };
-PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float pre_scale, int32_t radius, bool is_max,
+PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float pre_scale, int32_t radius, int32_t mode,
                     const DeviceLimits& limits);
 
 }  // namespace attnbench::vulkan::kv

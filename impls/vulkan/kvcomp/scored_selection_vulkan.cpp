@@ -13,11 +13,31 @@ void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuf
   ATTNBENCH_ASSERT(stages_.unsupported.empty(), "prepare() of a case supports() refused: ", stages_.unsupported);
   Allocator& alloc = be_->allocator();
   scores_ = alloc.allocate(std::max<uint64_t>(16, kvcomp::score_rows(s) * static_cast<uint64_t>(s.candidates) * 4), "selection.scores");
-  row_budget_ = alloc.allocate(std::max<uint64_t>(16, kvcomp::cache_rows(s) * 4), "selection.row_budget");
+  const std::vector<int32_t> planned = kvcomp::planned_row_budgets(c);
+  HostTensor budgets("row_budget", DType::i32, {std::max<int64_t>(4, kvcomp::cache_rows(s))});
+  for (size_t r = 0; r < planned.size(); ++r) budgets.set(static_cast<int64_t>(r), planned[r]);
+  row_budget_ = alloc.allocate(budgets.bytes(), "selection.row_budget");
+  if (!planned.empty()) be_->upload(budgets, *row_budget_);
   select_ = be_->bind(be_->pipeline("kv_select", stages_.select_constants, 4),
                       {scores_.get(), row_budget_.get(), &io["kept_idx"], &io["kept_len"]});
   gather_ = be_->bind(be_->pipeline("kv_gather", stages_.gather_constants, 6),
                       {&io["kept_idx"], &io["kept_len"], &io["k"], &io["v"], &io["k_kept"], &io["v_kept"]});
+  if (stages_.across) {
+    floor_idx_ = alloc.allocate(stages_.floor_idx_bytes, "selection.floor_idx");
+    across_idx_ = alloc.allocate(stages_.across_idx_bytes, "selection.across_idx");
+    boosted_ = alloc.allocate(stages_.boosted_bytes, "selection.boosted");
+    scratch_len_ = alloc.allocate(std::max<uint64_t>(16, kvcomp::cache_rows(s) * 4), "selection.scratch_len");
+    const Pipeline& select = be_->pipeline("kv_select", stages_.select_constants, 4);
+    floor_select_ = be_->bind(select, {scores_.get(), row_budget_.get(), floor_idx_.get(), scratch_len_.get()});
+    across_select_ = be_->bind(select, {boosted_.get(), row_budget_.get(), across_idx_.get(), scratch_len_.get()});
+    const auto across = [&](uint32_t mode, const Buffer& chosen) {
+      return be_->bind(be_->pipeline("kv_across", {stages_.across_threads, mode}, 4),
+                       {scores_.get(), &chosen, boosted_.get(), row_budget_.get()});
+    };
+    copy_ = across(0, *floor_idx_);
+    raise_ = across(1, *floor_idx_);
+    count_ = across(2, *across_idx_);
+  }
   if (kvcomp::scores_needed(s)) prepare_scores(c, io);
 }
 
@@ -30,6 +50,15 @@ void VulkanScoredSelection::dispatch_pool() { be_->dispatch(*pool_, pool_plan_.p
 
 void VulkanScoredSelection::run() {
   if (kvcomp::scores_needed(selection())) score();
+  if (stages_.across) {
+    be_->dispatch(*copy_, stages_.select, stages_.copy_groups);
+    if (stages_.floor_groups) {
+      be_->dispatch(*floor_select_, stages_.floor_select, stages_.floor_groups);
+      be_->dispatch(*raise_, stages_.select, stages_.raise_groups);
+    }
+    be_->dispatch(*across_select_, stages_.across_select, stages_.across_groups);
+    be_->dispatch(*count_, stages_.select, stages_.count_groups);
+  }
   be_->dispatch(*select_, stages_.select, stages_.select_groups);
   be_->dispatch(*gather_, stages_.gather, stages_.gather_groups);
 }

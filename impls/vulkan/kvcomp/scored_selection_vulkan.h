@@ -29,8 +29,7 @@ class VulkanScoredSelection : public kvcomp::ScoredSelectionImpl {
   VulkanBackend& backend() const { return *be_; }
   const kvcomp::SelectionParams& selection() const { return stages_.select.sel; }
   const Buffer& scores() const { return *scores_; }
-  // Each row's budget [batch·kv_heads] i32, read by the select stage when the method has per-row
-  // budgets (a scorer's shader writes it, binding the buffer in prepare_scores()).
+  // Each row's budget [batch·kv_heads] i32, read by the select stage with per-row budgets.
   const Buffer& row_budget() const { return *row_budget_; }
   // The family's pooling stage from `raw` [batch·q_heads, segments, candidates] into scores().
   void bind_pool(const kv::PoolStage& stage, const Buffer& raw);
@@ -42,6 +41,9 @@ class VulkanScoredSelection : public kvcomp::ScoredSelectionImpl {
   kv::PoolStage pool_plan_;
   BufferPtr scores_, row_budget_;
   std::unique_ptr<BoundPipeline> pool_, select_, gather_;
+  // kv_across: workspaces and its passes (kv_stages.h).
+  BufferPtr floor_idx_, across_idx_, boosted_, scratch_len_;
+  std::unique_ptr<BoundPipeline> floor_select_, across_select_, copy_, raise_, count_;
 };
 
 }  // namespace attnbench::vulkan

@@ -77,7 +77,7 @@ Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, 
   p.unsupported = over_binding({{"q_obs", B * Hq * w * D * es, es}, {"the softmax partials", p.part_ml_bytes, 8}}, d);
   if (!p.unsupported.empty()) return p;
   // The window sums are the pooling stage's input, which checks their binding.
-  p.pool = kv::plan_pool(s, base.segments, static_cast<float>(1.0 / static_cast<double>(w)), m.pool_radius, m.pool_max != 0,
+  p.pool = kv::plan_pool(s, base.segments, static_cast<float>(1.0 / static_cast<double>(w)), m.pool_radius, m.pool_mode,
                          limits);
   p.unsupported = p.pool.unsupported;
   return p;

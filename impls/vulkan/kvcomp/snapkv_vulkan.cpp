@@ -1,44 +1,4 @@
-// snapkv on Vulkan (variant "pooled"): the window's softmax statistics and the window sums of
-// every prefix key (two passes of snapkv_scores, snapkv_plan.h), then the family's pooling,
-// selection and gather (scored_selection_vulkan.h): five dispatches, two when nothing is scored.
-#include "attnbench/error.h"
-#include "scored_selection_vulkan.h"
-#include "snapkv_plan.h"
+// snapkv on Vulkan: the SnapKV scorer with a uniform budget (snapkv_scorer_vulkan.h).
+#include "snapkv_scorer_vulkan.h"
 
-namespace attnbench::vulkan {
-namespace {
-
-class VulkanSnapkv final : public VulkanScoredSelection {
-  static snapkv::Plan plan(const Case& c, const DeviceLimits& limits) {
-    return snapkv::make_plan(kvcomp::selection_params(c), kvcomp::snapkv_params(c), c.dtype, limits);
-  }
-
-  std::string unsupported(const Case& c, const DeviceLimits& limits) const override { return plan(c, limits).unsupported; }
-
-  void prepare_scores(const Case& c, const IoBuffers& io) override {
-    plan_ = plan(c, backend().probe().limits);
-    part_ml_ = backend().allocator().allocate(plan_.part_ml_bytes, "snapkv.softmax_partials");
-    a_part_ = backend().allocator().allocate(plan_.a_part_bytes, "snapkv.window_sums");
-    std::vector<uint32_t> constants = plan_.scores_constants;
-    const std::vector<const Buffer*> buffers = {&io["q_obs"], &io["k"], part_ml_.get(), a_part_.get()};
-    stats_ = backend().bind(backend().pipeline("snapkv_scores", constants, 4), buffers);
-    constants[6] = 1;  // MODE 1: window sums
-    sums_ = backend().bind(backend().pipeline("snapkv_scores", constants, 4), buffers);
-    bind_pool(plan_.pool, *a_part_);
-  }
-
-  void score() override {
-    backend().dispatch(*stats_, plan_.stats, plan_.stats.plan.groups);
-    backend().dispatch(*sums_, plan_.sums, plan_.sums.plan.groups);
-    dispatch_pool();
-  }
-
-  snapkv::Plan plan_;
-  BufferPtr part_ml_, a_part_;
-  std::unique_ptr<BoundPipeline> stats_, sums_;
-};
-
-}  // namespace
-}  // namespace attnbench::vulkan
-
-ATTNBENCH_IMPL(attnbench::vulkan::VulkanSnapkv, "snapkv", "vulkan", "pooled");
+ATTNBENCH_IMPL(attnbench::vulkan::VulkanSnapkvScorer, "snapkv", "vulkan", "pooled");

@@ -1,8 +1,9 @@
 #version 450
-// SnapKV's window scores (reference/kvcomp/snapkv.cpp, steps 1): for every window query i of
-// every query head, the softmax over its visible keys j ≤ P + i (P = kv_len − obs_window), and
-// a_{h,j} = mean_i P_{h,i,j} for the prefix keys j < P. All in fp32, exp and 1/l accurate to a
-// few ulp (the SET tie band of methodology.md assumes exactly this).
+// The SnapKV scorer's window scores (reference/kvcomp/snapkv_scorer.h, step 1): for every window
+// query i of every query head, the softmax over its visible keys j ≤ E + i (E = kv_len −
+// obs_window), and a_{h,j} = mean_i P_{h,i,j} for the candidates j ∈ [sinks, sinks + candidates)
+// (snapkv: the prefix). All in fp32, exp and 1/l accurate to a few ulp (the SET tie band of
+// methodology.md assumes exactly this).
 //
 // Two passes of this shader (MODE), both a tiled S = Q·Kᵀ: a workgroup owns one block of window
 // rows of one (batch, KV head) — HB query heads of the group × WB window queries, so each K tile
@@ -13,7 +14,7 @@
 //           the row's threads merge in shared memory in a fixed order and write the split's
 //           partial (m, l).
 //   MODE 1  window sums: the partials of every split are merged to (m, 1/l) per row, S is
-//           recomputed over the prefix keys, P = e^(s − m)/l goes to shared memory, and each
+//           recomputed over the candidates, P = e^(s − m)/l goes to shared memory, and each
 //           (head, key) column is summed over the block's window rows in a fixed order:
 //           a_part[(b, h), segment, j] (segments: blocks of WB window queries when the window is
 //           longer than a block). The family's pooling stage (kv_pool.comp) adds the segments and
@@ -43,7 +44,7 @@ const uint PS = BC + 1u;  // row stride of P in shared memory
 DECLARE_INPUT(0, q4, q2, q1)  // q_obs [batch, q_heads, obs_window, D]
 DECLARE_INPUT(1, k4, k2, k1)  // k [batch, kv_heads, kv_len, D]
 layout(binding = 2) buffer PartMl { vec2 part_ml[]; };  // [batch·q_heads·obs_window, stat_splits]
-layout(binding = 3) writeonly buffer APart { float a_part[]; };  // [batch·q_heads, segments, P]
+layout(binding = 3) writeonly buffer APart { float a_part[]; };  // [batch·q_heads, segments, candidates]
 
 DEFINE_LOAD8(load_q, q4, q2, q1)
 DEFINE_LOAD8(load_k, k4, k2, k1)
@@ -69,7 +70,8 @@ shared vec2 Ml[MODE == 0u ? BR * C4 : BR];
 
 void main() {
   const uint q_heads = uint(pc.sel.q_heads), kv_heads = uint(pc.sel.kv_heads), group = uint(pc.sel.group);
-  const uint kv_len = uint(pc.sel.kv_len), window = uint(pc.m.obs_window), prefix = uint(pc.sel.candidates);
+  const uint kv_len = uint(pc.sel.kv_len), window = uint(pc.m.obs_window), cands = uint(pc.sel.candidates);
+  const uint first = uint(pc.sel.sinks), window_start = kv_len - window;  // window query i sits at window_start + i
   const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (wg >= pc.plan.groups) return;
   const uint split = wg % pc.plan.splits;
@@ -89,11 +91,17 @@ void main() {
   for (uint m = 0u; m < 4u; ++m) {
     const uint lr = rt * 4u + m;
     live[m] = lr / pc.plan.rows_per_head < heads && lr % pc.plan.rows_per_head < queries;
-    vis_end[m] = live[m] ? prefix + i0 + lr % pc.plan.rows_per_head + 1u : 0u;
+    vis_end[m] = live[m] ? window_start + i0 + lr % pc.plan.rows_per_head + 1u : 0u;
   }
-  uint k0 = split * pc.plan.split_len, k1;
-  if (MODE == 0u) k1 = min(min(kv_len, k0 + pc.plan.split_len), prefix + i0 + queries);
-  else k1 = min(prefix, k0 + pc.plan.split_len);
+  // MODE 0 splits all keys; MODE 1 the candidates, which every window query sees.
+  uint k0, k1;
+  if (MODE == 0u) {
+    k0 = split * pc.plan.split_len;
+    k1 = min(min(kv_len, k0 + pc.plan.split_len), window_start + i0 + queries);
+  } else {
+    k0 = first + split * pc.plan.split_len;
+    k1 = min(first + cands, k0 + pc.plan.split_len);
+  }
 
   float row_m[4], row_l[4];
   for (uint m = 0u; m < 4u; ++m) {
@@ -192,7 +200,7 @@ void main() {
         float sum = 0.0;
         for (uint ii = 0u; ii < queries; ++ii) sum += Ps[(hh * pc.plan.rows_per_head + ii) * PS + lc];
         const uint bh = b * q_heads + g * group + h0 + hh;
-        a_part[(bh * pc.plan.segments + segment) * prefix + j] = sum;
+        a_part[(bh * pc.plan.segments + segment) * cands + j - first] = sum;
       }
     }
   }

@@ -1,7 +1,9 @@
-// snapkv on CUDA beyond the family's cases (scored_selection_cuda_test.cpp): its scoring kernels'
-// edges — head dims off the vector paths, a window of one query, wide pooling, head_dim 512, a
-// prefix too long for the select kernel's key cache, the Llama-3-8B shape — pass the SET check;
-// and equal scores keep the smallest indices.
+// The SnapKV scorer on CUDA (impls/cuda/kvcomp/snapkv_scorer_cuda.h) beyond the family's cases
+// (scored_selection_cuda_test.cpp): its scoring kernels' edges — head dims off the vector paths, a
+// window of one query, wide pooling, head_dim 512, a prefix too long for the select kernel's key
+// cache, the Llama-3-8B shape — pass the SET check, and so do the other methods' (candidates after
+// sinks off the vector paths, a ranking shared by every head, a choice across heads too long for
+// the key cache, wide padded pooling); and equal scores keep the smallest indices.
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -25,11 +27,29 @@ const std::vector<std::string> kCases = {
     "snapkv/batch=1,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,obs_window=64,budget=512/bf16/s12",
 };
 
+// The scorer under its other methods: candidates starting after the sinks with K rows off the
+// vector paths (head_dim 20 in f16, head_dim 1), tova's one ranking of every query head (head_dim
+// 37), adakv's choice across heads over 2·19968 candidates (past the select kernel's key cache),
+// pyramidkv's wide avg_padded pooling.
+const std::vector<std::string> kOtherMethods = {
+    "sagekv/batch=1,q_heads=4,kv_heads=2,head_dim=20,kv_len=450,budget=60,n_sink=5,n_recent=16/f16/s13",
+    "sagekv/batch=1,q_heads=6,kv_heads=3,head_dim=1,kv_len=333,budget=40,n_sink=3,n_recent=8/f32/s14",
+    "tova/batch=1,q_heads=6,kv_heads=2,head_dim=37,kv_len=500,budget=50/bf16/s15",
+    "adakv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=20000,obs_window=32,budget=2048/bf16/s16",
+    "pyramidkv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=450,obs_window=8,budget=60,layer=2,n_layers=8,"
+    "pool=avg_padded,pool_kernel=31/f32/s17",
+};
+
 }  // namespace
 
 TEST_CASE("snapkv cuda: the scoring kernels' edges pass the SET check", "[cuda]") {
   Backend& be = test::require_backend("cuda");
   CHECK(test::rows_not_passing(kCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("snapkv cuda: the scorer's edges under the other methods pass the SET check", "[cuda]") {
+  Backend& be = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(kOtherMethods, be) == std::vector<std::string>{});
 }
 
 TEST_CASE("snapkv cuda: equal scores keep the smallest prefix indices", "[cuda]") {

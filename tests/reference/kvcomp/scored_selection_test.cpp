@@ -7,12 +7,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "attnbench/cases.h"
 #include "attnbench/registry.h"
 #include "attnbench/rng.h"
 #include "reference/kvcomp/scored_selection.h"
+#include "method_cases.h"
 #include "support.h"
 
 using namespace attnbench;
@@ -49,13 +51,13 @@ class GivenScores final : public ScoredSelection {
     in.at("given").get_row(row * C, C, out);
   }
   double tie_c(const Case&, const TensorMap&, int64_t) const override { return 4.0; }
-  std::vector<int64_t> row_budgets(const Case& c, const TensorMap&) const override {
+  std::vector<int64_t> row_budgets(const Case& c) const override {
     const SelectionParams s = selection(c);
     std::vector<int64_t> b(cache_rows(s));
     for (int64_t r = 0; r < cache_rows(s); ++r) b[r] = s.sinks + s.recent + (r % 3) * 2 + 1;
     return b;
   }
-  double floor_fraction(const Case&) const override { return 0.5; }
+  int64_t floor_candidates(const Case& c) const override { return (budget(c) - selection_forced(c)) / 2; }
   int64_t capacity(const Case& c) const override {
     return policy() == BudgetPolicy::per_row ? selection_forced(c) + 5 : ScoredSelection::capacity(c);
   }
@@ -150,7 +152,7 @@ TEST_CASE("scored selection: AdaKV's floor per row, the rest across the sequence
   // the best 4·4 others across its heads (ties: smaller g·kv_len + j).
   const HostTensor& given = in.at("given");
   const int64_t C = 40;
-  REQUIRE(m.selection(c).capacity == 45);  // a row may keep every token
+  REQUIRE(m.selection(c).capacity == 25);  // at most the forced 5, its floor of 4 and all 4·4 shared
   for (int64_t b = 0; b < 2; ++b) {
     std::vector<std::pair<double, int64_t>> rest;  // (score, g·C + j) of the non-floor candidates
     std::vector<std::vector<int64_t>> want(4);
@@ -195,15 +197,32 @@ TEST_CASE("scored selection: AdaKV's floor per row, the rest across the sequence
   CHECK_THAT(report.first_failure(), Catch::StartsWith("kept_idx:"));
 }
 
+namespace {
+
+// Parameters that make a method keep `budget` tokens per KV head on average where its own rules
+// would shift the mean (pyramidkv: the middle layer of 31; headkv: no shared pool), or that its
+// forced tokens need.
+std::string even_budget(const std::string& method) {
+  if (method == "pyramidkv") return ",layer=15,n_layers=31";
+  if (method == "headkv") return ",beta=1000000";
+  if (method == "sagekv") return ",n_recent=16";
+  return "";
+}
+
+}  // namespace
+
 TEST_CASE("every KV method declares gqa decode over its compacted cache and over the full one, no baseline", "[unit]") {
   for (const Method* m : registry().methods()) {
     if (m->info().family != "kvcomp") continue;
     INFO(m->info().name);
-    const Case c = test::case_from_id(m->info().name + "/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512/bf16/s1");
+    const Case c = test::case_from_id(m->info().name + "/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512" +
+                                      even_budget(m->info().name) + "/bf16/s1");
     const auto comp = c.method->companions(c);
     REQUIRE(comp.size() == 2);
     CHECK(comp[0].role == "decode_compressed");
-    CHECK(std::get<int64_t>(comp[0].params.at("kv_len")) == 512);
+    // Ragged rows: per-head lengths drawn up to twice the mean (compacted_cache.h).
+    const bool ragged = dynamic_cast<const ScoredSelection&>(*m).policy() != BudgetPolicy::uniform;
+    CHECK(std::get<int64_t>(comp[0].params.at("kv_len")) == (ragged ? 1024 : 512));
     CHECK(comp[1].role == "decode_full");
     CHECK(std::get<int64_t>(comp[1].params.at("kv_len")) == 4096);
     for (const auto& r : comp) {
@@ -217,7 +236,8 @@ TEST_CASE("every KV method declares gqa decode over its compacted cache and over
 TEST_CASE("every KV method's K and V must be gathered at the impl's own indices, bit for bit", "[unit]") {
   for (const Method* m : registry().methods()) {
     if (m->info().family != "kvcomp") continue;
-    const Case c = test::case_from_id(m->info().name + "/q_heads=4,kv_heads=2,head_dim=32,kv_len=200,budget=40,n_future=2/bf16/s1");
+    const Case c = test::case_from_id(m->info().name + "/q_heads=4,kv_heads=2,head_dim=32,kv_len=200,budget=40,n_future=2" +
+                                      even_budget(m->info().name) + "/bf16/s1");
     const TensorMap in = c.method->inputs(c);
     const Reference ref = c.method->reference(c, in);
     for (const char* name : {"k_kept", "v_kept"}) {
@@ -228,5 +248,55 @@ TEST_CASE("every KV method's K and V must be gathered at the impl's own indices,
       CHECK_FALSE(report.pass());
       CHECK_THAT(report.first_failure(), Catch::StartsWith(std::string(name) + ":"));
     }
+  }
+}
+
+TEST_CASE("every scored KV method's SET check fails one kept index swapped for the lowest-scored token", "[unit]") {
+  // On each method's shared cases: in the first row that keeps a candidate by score, the kept
+  // candidate with the highest index becomes the lowest-scored candidate it evicted, K and V
+  // regathered there, so only the choice is wrong.
+  for (const auto& [method, ids] : test::kvcomp_cases()) {
+    if (method == "streaming_llm") continue;  // positional: EXACT, its own negative test
+    bool tested = false;
+    for (const std::string& id : ids) {
+      const Case c = test::case_from_id(id);
+      const SelectionParams s = selection_params(c);
+      if (!scores_needed(s) || tested) continue;
+      INFO(id);
+      const TensorMap in = c.method->inputs(c);
+      const Reference ref = c.method->reference(c, in);
+      TensorMap got = test::reference_as_outputs(c, ref);
+      REQUIRE(c.method->check(c, in, ref, got).pass());
+      const HostTensor& scores = ref.tensors.at("scores");
+      const int64_t T = s.kv_len, cap = s.capacity, d = s.head_dim;
+      for (int64_t row = 0; row < cache_rows(s) && !tested; ++row) {
+        std::vector<int64_t> kept = test::kept_tokens(ref.tensors, row);
+        int64_t last = -1, lowest = -1;
+        for (size_t i = 0; i < kept.size(); ++i)
+          if (std::isfinite(scores.get(row * T + kept[i]))) last = static_cast<int64_t>(i);
+        for (int64_t j = s.sinks; j < s.sinks + s.candidates; ++j)
+          if (!std::count(kept.begin(), kept.end(), j) && (lowest < 0 || scores.get(row * T + j) < scores.get(row * T + lowest)))
+            lowest = j;
+        if (last < 0 || lowest < 0) continue;
+        kept[last] = lowest;
+        std::sort(kept.begin(), kept.end());
+        for (size_t i = 0; i < kept.size(); ++i) {
+          const int64_t at = row * cap + static_cast<int64_t>(i);
+          got.at("kept_idx").set(at, static_cast<double>(kept[i]));
+          for (int64_t x = 0; x < d; ++x) {
+            got.at("k_kept").set(at * d + x, in.at("k").get((row * T + kept[i]) * d + x));
+            got.at("v_kept").set(at * d + x, in.at("v").get((row * T + kept[i]) * d + x));
+          }
+        }
+        const CheckReport report = c.method->check(c, in, ref, got);
+        CHECK_FALSE(report.pass());
+        CHECK_THAT(report.first_failure(), Catch::StartsWith("kept_idx:"));
+        for (const auto& o : report.outputs)
+          if (o.output == "k_kept" || o.output == "v_kept") CHECK(o.pass);
+        tested = true;
+      }
+    }
+    INFO(method);
+    CHECK(tested);
   }
 }

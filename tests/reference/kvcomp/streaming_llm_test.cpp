@@ -25,12 +25,14 @@ TEST_CASE("streaming_llm: the sinks then the recent window, every head alike", "
 }
 
 TEST_CASE("streaming_llm keeps what kvpress's StreamingLLMPress keeps", "[unit]") {
-  // kvpress: n_pruned = floor(T·ratio) tokens right after the n_sink sinks get score 0 and are
-  // evicted; every other token is kept. Here budget = T − n_pruned.
+  // kvpress: n_kept = int(T·(1 − ratio)) in double precision, truncated; the n_pruned = T − n_kept
+  // tokens right after the n_sink sinks get score 0 and are evicted; every other token is kept.
+  // Here budget = n_kept. (Not ⌊T·ratio⌋ pruned: at T = 777, ratio 0.875 that is 679, kvpress 680;
+  // at T = 300, ratio 0.9, 270 against 271.)
   for (const auto& [T, ratio, sinks] : std::vector<std::tuple<int64_t, double, int64_t>>{
            {1000, 0.5, 4}, {777, 0.875, 4}, {64, 0.25, 0}, {300, 0.9, 16}}) {
-    const auto pruned = static_cast<int64_t>(std::floor(static_cast<double>(T) * ratio));
-    const int64_t budget = T - pruned;
+    const auto budget = static_cast<int64_t>(static_cast<double>(T) * (1.0 - ratio));
+    const int64_t pruned = T - budget;
     INFO("T=" << T << " ratio=" << ratio << " n_sink=" << sinks);
     const Case c = test::method_case("streaming_llm", cat("q_heads=2,kv_heads=1,head_dim=4,kv_len=", T, ",budget=", budget, ",n_sink=", sinks,
                                       ",n_future=0"));

@@ -1,0 +1,63 @@
+// The SnapKV scorer: how every method that ranks the prompt's keys by the attention of its last
+// queries scores them. snapkv is the scorer with a uniform budget; pyramidkv changes the budget per
+// layer, headkv per head, adakv chooses across heads; tova and sagekv score with a window of one
+// query, the last prompt token's. The backends share it too: one scoring kernel per backend
+// (impls/<backend>/kvcomp/snapkv_scorer*), registered under each of these methods.
+//
+// Semantics (every method's spec_version counts changes here), per score row r — a (sequence b,
+// KV head g) pair, or the sequence b alone under ScoreScope::per_sequence — with T = kv_len,
+// w = obs_window, s = 1/√head_dim, S = the forced sinks and C = the candidates [S, S + C):
+//   1. Window scores. Window query i ∈ [0, w) of head h sits at position T − w + i and sees keys
+//      j ≤ T − w + i (causal, bottom-right aligned). P_{h,i,j} = softmax_j(s·q_{h,i}·k_{g(h),j})
+//      over ALL its visible keys; a_{h,j} = (1/w)·Σ_i P_{h,i,j} for the candidates.
+//   2. Pooling along the candidates (PoolMode, kernel 2ρ + 1, same padding): the max or the mean of
+//      the in-range elements (padding ignored), or their sum / kernel (pool_avg_padded: padding
+//      counted as zeros, which is what torch's avg_pool1d, and so kvpress, computes).
+//   3. score_{r,j} = the mean of pooled_{h,j} over the score row's heads: the G query heads of g
+//      (query heads g·G .. g·G + G − 1 of b), or all q_heads of b.
+//
+// Inputs (G-KV, gkv.h; case dtype): q_obs [batch, q_heads, w, head_dim] — the last w of the
+// generator's window, which is the method's obs_window if it has one (snapkv's convention), else
+// the family's 32-query window, so a one-query scorer compresses the same cache as knorm and
+// streaming_llm at equal shapes — k, v [batch, kv_heads, kv_len, head_dim], q_future (quality).
+//
+// SET tie band (docs/methodology.md "SET, SEMI and STAT"), per score row with n heads:
+//   tie_c = 1.02·(2(d+3)·Λ + T + w + kernel + n + 8),  Λ = s·max_{h, i}‖q_{h,i}‖·max_j‖k_j‖
+// over the row's heads and their KV heads' keys: the relative error bound of an fp32 score (fp32
+// dot products and softmax, fp32 P, the pooling and the head mean) times two.
+#pragma once
+
+#include "scored_selection.h"
+#include "snapkv_common.h"
+
+namespace attnbench::kvcomp {
+
+class SnapkvScored : public ScoredSelection {
+ public:
+  // The scorer's parameters of a case (snapkv_params() of snapkv_common.h asks this).
+  virtual SnapkvParams scorer(const Case& c) const = 0;
+  TensorMap inputs(const Case& c) const override;
+
+ protected:
+  using ScoredSelection::ScoredSelection;
+
+  // Schema helpers, in the order a method adds them: the window, the budget (after a window, with
+  // the rule that it covers the window), the layer, pooling, G-KV's planted ties.
+  void add_window(int64_t default_window);
+  void add_budget(const std::string& doc);
+  void add_layer(int64_t min_layers);
+  void add_pooling(const std::string& default_pool, int64_t default_kernel);
+  void add_ties();
+  // scorer() of a method with the parameters above.
+  SnapkvParams window_scorer(const Case& c) const;
+  // scorer() of a one-query method: the last prompt token's attention, unpooled.
+  static SnapkvParams last_query_scorer(const Case& c);
+
+  bool reads_window_queries() const override { return true; }
+  GkvConfig gkv(const Case& c) const override;
+  void score(const Case& c, const TensorMap& in, int64_t row, double* scores) const override;
+  double tie_c(const Case& c, const TensorMap& in, int64_t row) const override;
+  Work score_work(const Case& c) const override;
+};
+
+}  // namespace attnbench::kvcomp
