@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "attnbench/compare.h"
 #include "attnbench/error.h"
@@ -44,6 +46,49 @@ const Rec* related_rec(const std::vector<Rec>& recs, const std::vector<LbSource>
     if (!fastest || *r.median_us() < *fastest->median_us()) fastest = &r;
   }
   return same ? same : fastest ? fastest : any;
+}
+
+// The median times of a record's related cases that passed, by role, and their methods.
+struct RelatedTimes {
+  std::map<std::string, double> us;
+  std::map<std::string, std::string> methods;
+};
+
+RelatedTimes related_times(const std::vector<Rec>& recs, const std::vector<LbSource>& sources, const Rec& r) {
+  RelatedTimes t;
+  for (const RelatedRef& rel_ref : r.row.related) {
+    const Rec* rel = related_rec(recs, sources, r, rel_ref.case_id);
+    if (!rel || !rel->passed() || !rel->median_us()) continue;
+    t.us[rel_ref.role] = *rel->median_us();
+    t.methods[rel_ref.role] = rel->method_label();
+  }
+  return t;
+}
+
+// Baseline time over the method's own; <x>_full over every other <x>_<y> companion.
+LbCell speedup_cell(const Rec& r, const RelatedTimes& t) {
+  std::vector<std::string> parts;
+  std::optional<double> first;
+  const auto self_us = r.median_us();
+  if (t.us.count("baseline") && self_us && r.passed()) {
+    const double s = t.us.at("baseline") / *self_us;
+    parts.push_back(fmt_sig(s) + "× vs " + t.methods.at("baseline"));
+    first = s;
+  }
+  for (const auto& [full_role, full_us] : t.us) {
+    const size_t cut = full_role.rfind("_full");
+    if (cut == std::string::npos || cut + 5 != full_role.size()) continue;
+    const std::string stem = full_role.substr(0, cut + 1);
+    for (const auto& [role, us] : t.us) {
+      if (role == full_role || role.rfind(stem, 0) != 0) continue;
+      const double sp = full_us / us;
+      parts.push_back(fmt_sig(sp) + "× " + role + " vs " + full_role);
+      if (!first) first = sp;
+    }
+  }
+  std::string text;
+  for (const auto& p : parts) text += (text.empty() ? "" : "; ") + p;
+  return text.empty() ? dash("no timed baseline or companion pair") : LbCell{text, first, "", text};
 }
 
 // The suite cases of a row's method on its backend and device in its file, the row's variant (or
@@ -138,8 +183,7 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
       cells.push_back(cell);
     }
     // Related rows and the speedups they give.
-    std::map<std::string, double> times;  // role -> µs (passing, timed)
-    std::map<std::string, std::string> methods;
+    RelatedTimes rt;
     for (const auto& role : roles.keys) {
       const auto it = std::find_if(r->row.related.begin(), r->row.related.end(),
                                    [&](const RelatedRef& x) { return x.role == role; });
@@ -153,41 +197,18 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
         cells.push_back(dash("not in this file: " + id));
         continue;
       }
-      methods[role] = rel->method_label();
+      rt.methods[role] = rel->method_label();
       const auto us = rel->median_us();
       if (!rel->passed() || !us) {
         cells.push_back({shown_status(*rel), std::nullopt, shown_status(*rel), id + ": " + rel->row.reason});
         continue;
       }
-      times[role] = *us;
+      rt.us[role] = *us;
       const bool other_variant = rel->row.variant != r->row.variant;
       cells.push_back({fmt_us(*us) + (other_variant ? " (" + rel->row.variant + ")" : ""), *us,
                        rel->noisy() ? "noisy" : "", id + " on " + rel->row.backend + "/" + rel->row.variant});
     }
-    if (!roles.keys.empty()) {
-      std::vector<std::string> parts;
-      std::optional<double> first;
-      const auto self_us = r->median_us();
-      if (times.count("baseline") && self_us && r->passed()) {
-        const double s = times["baseline"] / *self_us;
-        parts.push_back(fmt_sig(s) + "× vs " + methods["baseline"]);
-        first = s;
-      }
-      for (const auto& [full_role, full_us] : times) {
-        const size_t cut = full_role.rfind("_full");
-        if (cut == std::string::npos || cut + 5 != full_role.size()) continue;
-        const std::string stem = full_role.substr(0, cut + 1);
-        for (const auto& [role, us] : times) {
-          if (role == full_role || role.rfind(stem, 0) != 0) continue;
-          const double s = full_us / us;
-          parts.push_back(fmt_sig(s) + "× " + role + " vs " + full_role);
-          if (!first) first = s;
-        }
-      }
-      std::string text;
-      for (const auto& p : parts) text += (text.empty() ? "" : "; ") + p;
-      cells.push_back(text.empty() ? dash("no timed baseline or companion pair") : LbCell{text, first, "", text});
-    }
+    if (!roles.keys.empty()) cells.push_back(speedup_cell(*r, rt));
     sec.rows.push_back(std::move(cells));
     sec.cases.push_back({r->method_label() + (label.empty() ? "" : " (" + label + ")"), r->row.case_id});
   }
@@ -343,6 +364,133 @@ void build_fidelity(Leaderboard& lb, const std::vector<Rec>& recs) {
     if (figures.count(k)) lb.fidelity_figures.push_back(k);
 }
 
+// Compression points (leaderboard.h): the KV family's quality figures, read by name only.
+constexpr const char* kPointKey = "compression_point";
+
+std::optional<double> quality_number(const Rec& r, const char* key) {
+  if (!r.row.quality || !r.row.quality->contains(key) || !(*r.row.quality)[key].is_number()) return std::nullopt;
+  return (*r.row.quality)[key].get<double>();
+}
+
+// "8×, kvpress compression_ratio 0.875".
+std::string point_label(double point) {
+  return cat(fmt_sig(point), "×, kvpress compression_ratio ", fmt_sig(1 - 1 / point));
+}
+
+std::string series_name(const Rec& r) { return cat(r.method_label(), " ", r.row.backend, "/", r.row.variant); }
+
+double kv_len_of(const Rec& r) { return r.row.params.contains("kv_len") ? r.row.params.at("kv_len").get<double>() : 0.0; }
+
+void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, bool several_sources) {
+  // (file, device, dtype, full-cache bytes, point to 3 digits) -> records, in order.
+  using Key = std::tuple<size_t, std::string, std::string, double, double>;
+  std::map<Key, std::vector<const Rec*>> points;
+  for (const Rec& r : recs) {
+    const auto point = quality_number(r, kPointKey), full = quality_number(r, "kv_bytes_full");
+    if (r.related_rank() != 0 || !point || !full) continue;
+    points[{r.src, device_of(lb.sources, r), std::string(dtype_name(r.row.dtype)), *full, std::stod(fmt_sig(*point))}]
+        .push_back(&r);
+  }
+  const auto recall = [](const Rec* r) { return quality_number(*r, "attn_recall").value_or(-1.0); };
+  const auto rel_l2 = [](const Rec* r) { return quality_number(*r, "out_rel_l2").value_or(INFINITY); };
+  for (auto& [key, rows] : points) {
+    const auto& [src, device, dtype, full, point] = key;
+    // Rows that passed first, then by fidelity on the held-out queries.
+    std::stable_sort(rows.begin(), rows.end(), [&](const Rec* a, const Rec* b) {
+      return std::make_tuple(!a->passed(), -recall(a), rel_l2(a)) < std::make_tuple(!b->passed(), -recall(b), rel_l2(b));
+    });
+    LbSection sec;
+    sec.family = "compression points";
+    sec.device = device;
+    sec.dtype = dtype;
+    sec.title = cat(point_label(point), " · kv_len ", fmt_sig(kv_len_of(*rows[0]), 12), ", full cache ", fmt_bytes(full),
+                    several_sources ? cat(" · [", src + 1, "]") : "");
+    sec.columns = {{"rank", "rank", "by attn_recall on the held-out queries (then out_rel_l2), rows that passed first"},
+                   {"method", "method", "method and phase; the catalog id in the tooltip"},
+                   {"backend", "backend/variant", "where it ran"},
+                   {"status", "status", "pass, fail, error, crashed, timeout, unsupported, skipped; pass (noisy): cv above the target"},
+                   {"q.attn_recall", "attn_recall", "attention mass the kept keys hold for the held-out queries"},
+                   {"q.out_rel_l2", "out_rel_l2", "relative L2 error of attention over the kept keys for the held-out queries"},
+                   {"q.compression_ratio", "achieved", "kv_len over the mean kept tokens (per-head budgets vary)"},
+                   {"kv_bytes", "KV bytes", "kept K and V plus the kept indices (quality kv_bytes_kept + index_bytes)"},
+                   {"latency", "compression", "median time of the compression step (scoring, selection, compaction)"},
+                   {"speedup", "decode speedup", "the full-cache decode companion over the compressed one"}};
+    int rank = 0;
+    for (const Rec* r : rows) {
+      std::vector<LbCell> cells;
+      ++rank;
+      cells.push_back({cat(rank), static_cast<double>(rank), "", ""});
+      cells.push_back({r->method_label(), std::nullopt, "", r->row.catalog_id});
+      cells.push_back({r->row.backend + "/" + r->row.variant, std::nullopt, "", r->row.case_id});
+      cells.push_back(status_cell(*r));
+      for (const char* k : {"attn_recall", "out_rel_l2", "compression_ratio"}) {
+        const auto v = quality_number(*r, k);
+        cells.push_back(v ? value_cell(k, Json(*v)) : dash());
+      }
+      const auto kept = quality_number(*r, "kv_bytes_kept"), index = quality_number(*r, "index_bytes");
+      cells.push_back(kept ? LbCell{fmt_bytes(*kept + index.value_or(0)), *kept + index.value_or(0), "",
+                                    cat(fmt_bytes(*kept), " of K and V, ", fmt_bytes(index.value_or(0)), " of indices")}
+                           : dash());
+      cells.push_back(latency_cell(*r));
+      cells.push_back(speedup_cell(*r, related_times(recs, lb.sources, *r)));
+      sec.rows.push_back(std::move(cells));
+      sec.cases.push_back({r->method_label(), r->row.case_id});
+    }
+    lb.compression_points.push_back(std::move(sec));
+  }
+
+  // A line per method, and per value of any other parameter its cases there vary (pyramidkv's
+  // layer): what the points of a line share but the kv length and the budget that set them.
+  std::map<const Rec*, std::string> line_of;
+  {
+    std::map<std::string, std::map<std::string, std::set<std::string>>> values;  // series -> param -> values
+    for (const auto& [key, rows] : points)
+      for (const Rec* r : rows)
+        for (const auto& [k, v] : r->row.params.items()) values[series_name(*r)][k].insert(v.dump());
+    for (const auto& [key, rows] : points)
+      for (const Rec* r : rows) {
+        std::string name = series_name(*r);
+        for (const auto& [k, vs] : values[series_name(*r)])
+          if (vs.size() > 1 && k != "kv_len" && k != "budget") name += cat(" ", k, "=", r->row.params.at(k).dump());
+        line_of[r] = name;
+      }
+  }
+  // Fidelity against the point: per (file, device, dtype, full-cache bytes).
+  std::map<std::tuple<size_t, std::string, std::string, double>, std::map<std::string, std::map<double, double>>> fidelity;
+  // Compression time against kv_len: per (file, device, dtype, point).
+  std::map<std::tuple<size_t, std::string, std::string, double>, std::map<std::string, std::map<double, double>>> times;
+  for (const auto& [key, rows] : points) {
+    const auto& [src, device, dtype, full, point] = key;
+    for (const Rec* r : rows) {
+      if (!r->passed()) continue;
+      if (const auto v = quality_number(*r, "attn_recall")) fidelity[{src, device, dtype, full}][line_of[r]][point] = *v;
+      if (r->median_us()) times[{src, device, dtype, point}][line_of[r]][kv_len_of(*r)] = *r->median_us();
+    }
+  }
+  const auto add = [&](LbLinePlot plot, const std::map<std::string, std::map<double, double>>& lines) {
+    bool two = false;
+    for (const auto& [name, pts] : lines) {
+      plot.series.push_back({name, {pts.begin(), pts.end()}});
+      two = two || pts.size() >= 2;
+    }
+    if (two) lb.compression_plots.push_back(std::move(plot));
+  };
+  for (const auto& [key, lines] : fidelity) {
+    const auto& [src, device, dtype, full] = key;
+    add({"kv-fidelity", "attn_recall against compression", cat(device, " · ", dtype, ", full cache ", fmt_bytes(full),
+                                                              several_sources ? cat(" · [", src + 1, "]") : ""),
+         "compression (kv_len / budget, log)", "attn_recall", "compression", true, false, "", {}},
+        lines);
+  }
+  for (const auto& [key, lines] : times) {
+    const auto& [src, device, dtype, point] = key;
+    add({"kv-time", "compression time against kv_len", cat(point_label(point), " · ", device, " · ", dtype,
+                                                           several_sources ? cat(" · [", src + 1, "]") : ""),
+         "kv_len (log)", "median µs (log)", "kv_len", true, true, "us", {}},
+        lines);
+  }
+}
+
 }  // namespace
 
 Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<std::string>& paths,
@@ -396,6 +544,7 @@ Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<s
   build_matrix(lb, recs);
   build_latency_plots(lb, recs);
   build_fidelity(lb, recs);
+  build_compression_points(lb, recs, several);
   return lb;
 }
 

@@ -190,6 +190,20 @@ std::string leaderboard_html(const Leaderboard& lb) {
   }
   if (!family.empty()) o << "</div>";
 
+  if (!lb.compression_points.empty()) {
+    o << "<div class=\"family\"><h2>KV compression at each compression point</h2><p>Every method that compressed "
+         "the same cache to the same point, ranked by fidelity on held-out queries, with the compression's time, the "
+         "bytes it keeps and the decode speedup it buys.</p>";
+    for (const LbSection& sec : lb.compression_points) {
+      o << "<section data-family=\"" << html_escape(sec.family) << "\"><h3>" << html_escape(sec.title) << " · "
+        << html_escape(sec.device) << " · " << html_escape(sec.dtype) << "</h3><div class=\"scroll\">" << table_html(sec)
+        << "</div></section>\n";
+    }
+    o << "<div class=\"plots\" id=\"compression-plots\">";
+    for (const auto& p : lb.compression_plots) o << line_plot_svg(p);
+    o << "</div></div>\n";
+  }
+
   o << "<h2>Latency against kv_len</h2><div class=\"plots\" id=\"latency-plots\">";
   for (const auto& p : lb.latency_plots) o << latency_plot_svg(p);
   if (lb.latency_plots.empty()) o << "<p>No method was timed at two kv lengths.</p>";

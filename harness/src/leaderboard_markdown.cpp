@@ -57,6 +57,23 @@ std::string leaderboard_markdown(const Leaderboard& lb) {
     o << "\n";
   }
 
+  if (!lb.compression_points.empty()) {
+    o << "## KV compression at each compression point\n\n"
+      << "Every method that compressed the same cache to the same point, ranked by fidelity on held-out queries.\n\n";
+    for (const LbSection& sec : lb.compression_points) {
+      o << "### " << markdown_text(sec.title) << " · " << markdown_text(sec.device) << " · " << markdown_text(sec.dtype) << "\n\n";
+      std::vector<std::string> head;
+      for (const auto& c : sec.columns) head.push_back(markdown_text(c.title));
+      o << markdown_row(head) << markdown_rule(head.size());
+      for (const auto& cells : sec.rows) {
+        std::vector<std::string> texts;
+        for (const auto& c : cells) texts.push_back(markdown_text(c.text));
+        o << markdown_row(texts);
+      }
+      o << "\n";
+    }
+  }
+
   o << "## Columns\n\n";
   std::vector<std::string> seen;
   for (const LbSection& sec : lb.sections)

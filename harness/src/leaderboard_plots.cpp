@@ -127,15 +127,20 @@ std::string legend_entry(size_t i, const std::string& name) {
 }  // namespace
 
 std::string latency_plot_svg(const LbLatencyPlot& plot) {
+  return line_plot_svg({"latency", plot.title + ": median latency against kv_len", plot.subtitle, "kv_len", "median µs (log)",
+                        "kv_len", false, true, "us", plot.series});
+}
+
+std::string line_plot_svg(const LbLinePlot& plot) {
   std::vector<double> xs, ys;
   for (const auto& s : plot.series)
     for (const auto& [x, y] : s.points) {
       xs.push_back(x);
       ys.push_back(y);
     }
-  const Axis x = axis_of(xs, false, true), y = axis_of(ys, true, false);
+  const Axis x = axis_of(xs, plot.x_log, !plot.x_log), y = axis_of(ys, plot.y_log, !plot.y_log);
   std::ostringstream o;
-  o << frame("latency", plot.title + ": median latency against kv_len", plot.subtitle, x, y, "kv_len", "median µs (log)", "");
+  o << frame(plot.kind, plot.title, plot.subtitle, x, y, plot.x_title, plot.y_title, "");
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const LbSeries& s = plot.series[i];
     o << "<g class=\"series\" data-name=\"" << html_escape(s.name) << "\"><polyline fill=\"none\" stroke=\"" << colour(i)
@@ -144,8 +149,8 @@ std::string latency_plot_svg(const LbLatencyPlot& plot) {
     o << "\"/>";
     for (const auto& [px, py] : s.points)
       o << "<circle class=\"pt\" cx=\"" << x.map(px, L, W - R) << "\" cy=\"" << y.map(py, H - B, T) << "\" r=\"3\" fill=\""
-        << colour(i) << "\"><title>" << html_escape(s.name) << ": kv_len=" << lb::fmt_sig(px, 8) << ", "
-        << html_escape(lb::fmt_us(py)) << "</title></circle>";
+        << colour(i) << "\"><title>" << html_escape(s.name) << ": " << html_escape(plot.x_name) << "=" << lb::fmt_sig(px, 8) << ", "
+        << html_escape(plot.y_unit == "us" ? lb::fmt_us(py) : lb::fmt_sig(py, 4)) << "</title></circle>";
     o << "</g>" << legend_entry(i, s.name);
   }
   o << "</svg>";

@@ -342,7 +342,13 @@ Work ScoredSelection::work(const Case& c) const {
 }
 
 Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
-  return compacted_cache_quality(compacted(c), c.dtype, in, out);
+  Json q = compacted_cache_quality(compacted(c), c.dtype, in, out);
+  // The point the method was asked for, kvpress's 1 / (1 − compression_ratio): the case's budget
+  // is kept tokens per row on average over all that shares it (a layer's heads, a model's layers),
+  // where compression_ratio is what this case kept.
+  const double T = static_cast<double>(c.i64("kv_len"));
+  q["compression_point"] = T / std::min(T, static_cast<double>(c.i64("budget")));
+  return q;
 }
 
 std::vector<RelatedCase> ScoredSelection::companions(const Case& c) const {

@@ -21,7 +21,9 @@
 //                 equal to k, v gathered at the impl's own kept_idx, bit for bit
 //   work          the method's scoring plus the compaction (kept K and V rows read, outputs written)
 //   quality       compression, KV bytes and the fidelity of exact attention over the compacted
-//                 cache for held-out future queries (compacted_cache.h)
+//                 cache for held-out future queries (compacted_cache.h), and compression_point =
+//                 kv_len / budget, the point the case asked for (kvpress's 1 / (1 − ratio)), by
+//                 which the leaderboard ranks methods
 //   companions    gqa decode over the compacted cache and over the full one
 //
 // Every backend has the same split: the method's score kernel fills a [score rows, candidates]

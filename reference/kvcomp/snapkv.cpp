@@ -25,8 +25,9 @@
 //     repository's examples); kvpress defaults to window 64 and average pooling with kernel 5.
 //   - average pooling: kvpress's F.avg_pool1d counts the padding (divides by the kernel at the
 //     ends too), which `avg_padded` reproduces; `avg` divides by the in-range count, so the first
-//     and last r prefix keys are not penalised for sitting at an end. The two kept sets differ only
-//     near the ends of the prefix (by up to 13 tokens on the ci suite's avg case).
+//     and last r prefix keys are not penalised for sitting at an end. The kept sets differ where a key
+//     near an end competes with one inside (on the ci suite's avg case — GQA 7, 1000 tokens,
+//     budget 100, kernel 5 — by one token in one of its two rows).
 //   - the budget is kept tokens per KV head, window included (kvpress: int(T·(1 − ratio)) kept,
 //     window included); ties go to the smaller index (torch.topk leaves them unspecified).
 //   - probabilities are accumulated in fp32 (kvpress casts them back to the query dtype first).

@@ -134,6 +134,11 @@ TEST_CASE("the leaderboard page renders its tables, plots and support matrix in 
     CHECK(count(dom, "<svg class=\"plot\" data-kind=\"latency\"") >= 1);
     CHECK(count(dom, "<svg class=\"plot\" data-kind=\"fidelity\"") >= 1);
     CHECK(count(dom, "<circle class=\"pt\"") >= 4);
+    // The KV methods ranked at each compression point (the smoke suite's 2x to 8x sweep), with
+    // fidelity against the point and compression time against kv_len.
+    CHECK(count(dom, "<section data-family=\"compression points\"") >= 3);
+    CHECK(count(dom, "<svg class=\"plot\" data-kind=\"kv-fidelity\"") >= 1);
+    CHECK(count(dom, "<svg class=\"plot\" data-kind=\"kv-time\"") >= 1);
     CHECK_THAT(dom, Catch::Contains("<table class=\"matrix\">") && Catch::Contains("class=\"st-pass\""));
   }
 

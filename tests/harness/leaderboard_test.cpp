@@ -148,6 +148,52 @@ TEST_CASE("leaderboard: a latency plot per method timed at several kv lengths of
   CHECK_THAT(latency_plot_svg(lb.latency_plots[0]), Catch::Contains("data-kind=\"latency\""));
 }
 
+TEST_CASE("leaderboard: methods ranked by fidelity at each compression point, with its two plots", "[unit]") {
+  // Invented methods at two points of one cache and at two lengths: a table per (cache, point),
+  // rows that passed first then by attn_recall; fidelity against the point per cache, time against
+  // kv_len per point; a method whose cases vary another parameter gets a line per value.
+  std::vector<Json> recs;
+  const auto add = [&](const std::string& method, const std::string& status, int kv, double point, double recall, double extra) {
+    Json r = record(method, "famK", method + "/" + std::to_string(kv) + "/" + std::to_string(point) + "/" + std::to_string(extra),
+                    status, kv * 1e-8 * point, 1e6);
+    r["params"] = {{"kv_len", kv}, {"budget", kv / point}, {"layer", extra}};
+    r["quality"] = {{"compression_point", point}, {"compression_ratio", point}, {"kv_bytes_full", kv * 1024.0},
+                    {"kv_bytes_kept", kv * 1024.0 / point}, {"index_bytes", kv / point * 4}, {"attn_recall", recall},
+                    {"out_rel_l2", 1 - recall}};
+    recs.push_back(r);
+  };
+  for (int kv : {1000, 8000})
+    for (double point : {2.0, 8.0}) {
+      add("low", "pass", kv, point, 0.1 / point, 0);
+      add("high", "pass", kv, point, 0.9 / point, 0);
+      add("broken", "fail", kv, point, 0.99, 0);
+      add("layered", "pass", kv, point, 0.5 / point, 0);
+      add("layered", "pass", kv, point, 0.4 / point, 7);
+    }
+  const Leaderboard lb = build_leaderboard({doc_of(recs)}, {"r.json"}, "test");
+  REQUIRE(lb.compression_points.size() == 4);  // two caches × two points
+  const LbSection& first = lb.compression_points[0];
+  CHECK_THAT(first.title, Catch::StartsWith("2×, kvpress compression_ratio 0.5 · kv_len 1000"));
+  REQUIRE(first.rows.size() == 5);
+  CHECK(cell(first, 0, "method") == "high");
+  CHECK(cell(first, 1, "method") == "layered");
+  CHECK(cell(first, 3, "method") == "low");
+  CHECK(cell(first, 4, "method") == "broken");  // a failing row ranks last whatever its figures
+  CHECK(cell(first, 0, "rank") == "1");
+  CHECK(cell(first, 0, "kv_bytes") == "502 KiB");  // 1000·1024/2 bytes of K and V + 500·4 of indices
+  size_t fidelity = 0, times = 0;
+  for (const auto& p : lb.compression_plots) {
+    fidelity += p.kind == "kv-fidelity";
+    times += p.kind == "kv-time";
+    if (p.kind == "kv-fidelity") CHECK(p.series.size() == 4);  // high, low, layered layer=0 and layer=7
+    for (const auto& sr : p.series) CHECK(sr.points.size() == 2);
+  }
+  CHECK(fidelity == 2);
+  CHECK(times == 2);
+  CHECK_THAT(line_plot_svg(lb.compression_plots[0]), Catch::Contains("data-kind=\"kv-fidelity\""));
+  CHECK_THAT(leaderboard_markdown(lb), Catch::Contains("## KV compression at each compression point"));
+}
+
 TEST_CASE("leaderboard.md escapes every text that came from a results file", "[unit]") {
   Json r = record("<script>alert(1)</script>", "fam<b>", "x/<img src=x onerror=alert(1)>", "crashed", 0, 1e6);
   r["label"] = "[click](javascript:alert(1)) `code` | pipe";

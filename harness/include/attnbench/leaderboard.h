@@ -19,6 +19,12 @@
 //     `<x>_full` over time of `<x>_<y>` (SnapKV's compressed decode over the full-cache decode).
 //   * Statuses are shown as such (pass, fail, error, crashed, timeout, unsupported, skipped), and a
 //     timed row whose cv exceeded the target reads `pass (noisy)`.
+//   * Compression points: records whose quality names a `compression_point` (the KV family's
+//     nominal kv_len / budget, kvpress's 1 / (1 − compression_ratio)) are also ranked per point:
+//     one table per (file, device, dtype, full-cache bytes, point), rows by attn_recall (then
+//     out_rel_l2), with the achieved compression, KV bytes (indices included), the compression
+//     time and the companions' decode speedup; plots of fidelity against the point (a line per
+//     method) and of compression time against kv_len at each point.
 //   * Plots (HTML): median latency against the `kv_len` parameter per backend/variant for every
 //     method and phase timed at ≥ 2 kv lengths (the series of cases that differ only in kv_len
 //     with the most points); fidelity (quality `attn_recall`, `out_rel_l2`) against quality
@@ -52,6 +58,7 @@ struct LbColumn {
 
 struct LbSection {
   std::string family, device, dtype;
+  std::string title;  // a ranked table's heading (compression points); empty for family sections
   std::vector<LbColumn> columns;
   std::vector<std::vector<LbCell>> rows;
   std::vector<std::pair<std::string, std::string>> cases;  // (row label, headline case id), for reference
@@ -89,6 +96,16 @@ struct LbLatencyPlot {
   std::vector<LbSeries> series;
 };
 
+// A line plot: series of (x, y) points, either axis logarithmic.
+struct LbLinePlot {
+  std::string kind;       // the SVG's data-kind: "kv-fidelity", "kv-time"
+  std::string title, subtitle, x_title, y_title;
+  std::string x_name;     // how a point's title names x: "kv_len=4096"
+  bool x_log = false, y_log = false;
+  std::string y_unit;     // "us": latency labels in point titles
+  std::vector<LbSeries> series;
+};
+
 struct LbFidelityPoint {
   std::string method, case_id;
   double kv_bytes;
@@ -102,6 +119,8 @@ struct Leaderboard {
   std::vector<LbLatencyPlot> latency_plots;
   std::vector<LbFidelityPoint> fidelity;
   std::vector<std::string> fidelity_figures;  // the quality keys plotted against KV bytes
+  std::vector<LbSection> compression_points;  // ranked tables, one per compression point
+  std::vector<LbLinePlot> compression_plots;  // fidelity against the point; time against kv_len
   std::string command_line;               // how it was generated
 };
 
@@ -131,6 +150,7 @@ const std::vector<std::string>& shown_statuses();
 std::string html_escape(const std::string& s);
 std::string latency_plot_svg(const LbLatencyPlot& plot);
 std::string fidelity_plot_svg(const std::vector<LbFidelityPoint>& points, const std::string& figure);
+std::string line_plot_svg(const LbLinePlot& plot);
 std::string support_matrix_html(const LbMatrix& m);
 
 }  // namespace attnbench
