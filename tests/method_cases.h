@@ -88,11 +88,22 @@ inline const std::vector<std::string> kSagekvCases = {
     "sagekv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=60,budget=80,n_recent=64/bf16/s4",
 };
 
+// h2o: the column sums of every prompt query, normalised both ways, GQA 4 and 7, MHA with ties, no
+// recent window (kvpress's), everything kept; prompts of a few hundred tokens (the reference is
+// O(T²·d)).
+inline const std::vector<std::string> kH2oCases = {
+    "h2o/batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=300,budget=64/f32/s1",
+    "h2o/batch=1,q_heads=14,kv_heads=2,head_dim=80,kv_len=257,budget=40,norm=mean_visible/bf16/s2",
+    "h2o/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=200,budget=30,recent_share=0,ties=true/f16/s3",
+    "h2o/batch=1,q_heads=4,kv_heads=2,head_dim=32,kv_len=20,budget=32/f32/s4",
+    "h2o/batch=1,q_heads=4,kv_heads=2,head_dim=32,kv_len=100,budget=1,recent_share=0,norm=mean_visible/f32/s5",
+};
+
 // Every KV-selection method's shared cases, by name: the family's tests on every backend run them
 // all, and fail for a registered kvcomp method that has none here.
 inline const std::map<std::string, std::vector<std::string>>& kvcomp_cases() {
   static const std::map<std::string, std::vector<std::string>> cases = {
-      {"adakv", kAdakvCases},   {"headkv", kHeadkvCases}, {"knorm", kKnormCases},
+      {"adakv", kAdakvCases},   {"h2o", kH2oCases},       {"headkv", kHeadkvCases}, {"knorm", kKnormCases},
       {"pyramidkv", kPyramidkvCases}, {"sagekv", kSagekvCases}, {"snapkv", kSnapkvCases},
       {"streaming_llm", kStreamingLlmCases}, {"tova", kTovaCases}};
   return cases;

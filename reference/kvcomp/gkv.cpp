@@ -65,6 +65,17 @@ void generate_slice(const Slice& sl, TensorMap& out) {
     }
   }
 
+  if (cfg.prompt_queries) {
+    const PhiloxStream prompt_s(sl.seed, "q_prompt", kDomainInputs);
+    HostTensor& q_prompt = out.at("q_prompt");
+    const int64_t n = std::max<int64_t>(0, T - cfg.n_obs);
+    for (int64_t hh = 0; hh < G; ++hh) {
+      const int64_t first = (sl.b * cfg.q_heads + sl.g * G + hh) * n;
+      for (int64_t t = 0; t < n; ++t)
+        for (int64_t x = 0; x < d; ++x) q_prompt.set((first + t) * d + x, c * e[x] + prompt_s.normal((first + t) * d + x));
+    }
+  }
+
   // Keys: a rank-r subspace plus noise, then sinks, recency, needles and ties.
   std::vector<double> basis(d * r);
   for (int64_t i = 0; i < d * r; ++i) basis[i] = basis_s.normal(sl.slice() * d * r + i) / std::sqrt(static_cast<double>(r));
@@ -109,6 +120,9 @@ void generate_slice(const Slice& sl, TensorMap& out) {
 TensorMap generate_gkv(const GkvConfig& cfg, DType dtype, uint64_t seed) {
   TensorMap out;
   out.emplace("q_obs", HostTensor("q_obs", dtype, {cfg.batch, cfg.q_heads, cfg.n_obs, cfg.head_dim}));
+  if (cfg.prompt_queries)
+    out.emplace("q_prompt", HostTensor("q_prompt", dtype,
+                                       {cfg.batch, cfg.q_heads, std::max<int64_t>(0, cfg.kv_len - cfg.n_obs), cfg.head_dim}));
   out.emplace("q_future", HostTensor("q_future", dtype, {cfg.batch, cfg.q_heads, cfg.n_future, cfg.head_dim}));
   out.emplace("k", HostTensor("k", dtype, {cfg.batch, cfg.kv_heads, cfg.kv_len, cfg.head_dim}));
   out.emplace("v", normal_tensor("v", dtype, {cfg.batch, cfg.kv_heads, cfg.kv_len, cfg.head_dim}, seed));

@@ -20,6 +20,10 @@
 //   ties       (option) every odd prefix position j ≥ n_sink + 1 copies key j − 1 exactly, so
 //              scores tie exactly
 //   values     v ~ N(0, I)                                                   stream "v"
+//   prompt     (option) the queries of the prompt before the window, q_{h,t} = c·e_g + z for
+//              t < kv_len − n_obs                                            stream "q_prompt"
+//              (H2O's column sums read every prompt query; the window, keys and values are those
+//              the option's absence gives, so the cache is the same)
 // Element n of a normal stream is PhiloxStream(seed, name, inputs).normal(n), n the flat index of
 // the element in its tensor (for "gkv.*": ((b·kv_heads + g)·rows + row)·cols + col).
 #pragma once
@@ -40,6 +44,7 @@ struct GkvConfig {
   double noise = 0.5;
   double sink_logit = 6.0, needle_logit = 8.0, recency_logit = 2.0;
   bool ties = false;
+  bool prompt_queries = false;  // also q_prompt [batch, q_heads, max(0, kv_len − n_obs), d]
 };
 
 // q_obs [batch, q_heads, n_obs, d], q_future [batch, q_heads, n_future, d], k and v

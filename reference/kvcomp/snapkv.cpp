@@ -18,7 +18,7 @@
 //
 // In the family's terms (scored_selection.h): no sinks, the window forced (recent = obs_window),
 // the prefix the candidates, score = step 3, a uniform budget per KV head; steps 1–3 are the SnapKV
-// scorer (snapkv_scorer.h), which pyramidkv, headkv, adakv, tova and sagekv share.
+// scorer (snapkv_scorer.h), which pyramidkv, headkv, adakv, tova, sagekv and h2o share.
 //
 // Differences from kvpress's SnapKVPress, and why:
 //   - defaults: obs_window 32 and max pooling with kernel 7 (HeadKV's snapkv_utils and the SnapKV

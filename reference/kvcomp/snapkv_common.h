@@ -15,7 +15,8 @@
   X(i32, obs_window)  /* w: the last w queries vote */                                     \
   X(i32, pool_radius) /* (pool_kernel - 1) / 2 */                                          \
   X(i32, pool_mode)   /* PoolMode: 0 mean of in-range keys, 1 max, 2 sum / kernel */    \
-  X(f32, scale)       /* 1 / sqrt(head_dim) */
+  X(f32, scale)       /* 1 / sqrt(head_dim) */                                             \
+  X(i32, visible_mean) /* 1: divide by the window queries that see the key, not by w */
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -28,6 +29,13 @@ ATTNBENCH_PARAM_STRUCT(SnapkvParams, ATTNBENCH_SNAPKV_FIELDS);
 
 // The scorer's parameters of a case of a method built on SnapkvScored (snapkv_scorer.cpp).
 SnapkvParams snapkv_params(const Case& c);
+
+// The divisor of key j's window sum: w, or with visible_mean the window queries that see j,
+// min(w, kv_len − j) (H2O's column sums normalised as kvpress's mean over the visible queries).
+ATTNBENCH_HD inline int64_t snapkv_divisor(const SelectionParams& s, const SnapkvParams& m, int64_t j) {
+  const int64_t seen = int64_t{s.kv_len} - j;
+  return m.visible_mean && seen < m.obs_window ? seen : m.obs_window;
+}
 
 // Keys visible to window query i (0-based): j < kv_len − w + i + 1 (bottom-right causal).
 ATTNBENCH_HD inline int64_t snapkv_visible_end(const SelectionParams& s, const SnapkvParams& m, int64_t i) {

@@ -45,7 +45,7 @@ void window_scores(const SelectionParams& s, const SnapkvParams& m, const Tensor
     for (int64_t j = 0; j < C; ++j)
       if (s.sinks + j < end) a[j] += std::exp(logits[s.sinks + j] - mx) / l;
   }
-  for (int64_t j = 0; j < C; ++j) a[j] /= static_cast<double>(w);
+  for (int64_t j = 0; j < C; ++j) a[j] /= static_cast<double>(snapkv_divisor(s, m, s.sinks + j));
 }
 
 }  // namespace
@@ -92,10 +92,14 @@ void SnapkvScored::add_ties() {
 
 SnapkvParams SnapkvScored::window_scorer(const Case& c) const {
   return {static_cast<int32_t>(c.i64("obs_window")), static_cast<int32_t>((c.i64("pool_kernel") - 1) / 2),
-          pool_mode(c.str("pool")), inv_sqrt_dim(c)};
+          pool_mode(c.str("pool")), inv_sqrt_dim(c), 0};
 }
 
-SnapkvParams SnapkvScored::last_query_scorer(const Case& c) { return {1, 0, pool_avg, inv_sqrt_dim(c)}; }
+SnapkvParams SnapkvScored::last_query_scorer(const Case& c) { return {1, 0, pool_avg, inv_sqrt_dim(c), 0}; }
+
+SnapkvParams SnapkvScored::prompt_scorer(const Case& c, bool visible_mean) {
+  return {static_cast<int32_t>(c.i64("kv_len")), 0, pool_avg, inv_sqrt_dim(c), visible_mean ? 1 : 0};
+}
 
 GkvConfig SnapkvScored::gkv(const Case& c) const {
   GkvConfig cfg = ScoredSelection::gkv(c);

@@ -1,15 +1,18 @@
 // The SnapKV scorer: how every method that ranks the prompt's keys by the attention of its last
 // queries scores them. snapkv is the scorer with a uniform budget; pyramidkv changes the budget per
 // layer, headkv per head, adakv chooses across heads; tova and sagekv score with a window of one
-// query, the last prompt token's. The backends share it too: one scoring kernel per backend
-// (impls/<backend>/kvcomp/snapkv_scorer*), registered under each of these methods.
+// query, the last prompt token's; h2o with every prompt query (the causal column sums). The
+// backends share it too: one scoring kernel per backend (impls/<backend>/kvcomp/snapkv_scorer*),
+// registered under each of these methods.
 //
 // Semantics (every method's spec_version counts changes here), per score row r — a (sequence b,
 // KV head g) pair, or the sequence b alone under ScoreScope::per_sequence — with T = kv_len,
 // w = obs_window, s = 1/√head_dim, S = the forced sinks and C = the candidates [S, S + C):
 //   1. Window scores. Window query i ∈ [0, w) of head h sits at position T − w + i and sees keys
 //      j ≤ T − w + i (causal, bottom-right aligned). P_{h,i,j} = softmax_j(s·q_{h,i}·k_{g(h),j})
-//      over ALL its visible keys; a_{h,j} = (1/w)·Σ_i P_{h,i,j} for the candidates.
+//      over ALL its visible keys; a_{h,j} = (1/n_j)·Σ_i P_{h,i,j} for the candidates, n_j = w, or
+//      with visible_mean the window queries that see j, min(w, T − j) (equal to w for every
+//      candidate whose method forces at least the window's last w − 1 tokens).
 //   2. Pooling along the candidates (PoolMode, kernel 2ρ + 1, same padding): the max or the mean of
 //      the in-range elements (padding ignored), or their sum / kernel (pool_avg_padded: padding
 //      counted as zeros, which is what torch's avg_pool1d, and so kvpress, computes).
@@ -19,7 +22,8 @@
 // Inputs (G-KV, gkv.h; case dtype): q_obs [batch, q_heads, w, head_dim] — the last w of the
 // generator's window, which is the method's obs_window if it has one (snapkv's convention), else
 // the family's 32-query window, so a one-query scorer compresses the same cache as knorm and
-// streaming_llm at equal shapes — k, v [batch, kv_heads, kv_len, head_dim], q_future (quality).
+// streaming_llm at equal shapes (h2o: every prompt query, the window's last) — k, v [batch,
+// kv_heads, kv_len, head_dim], q_future (quality).
 //
 // SET tie band (docs/methodology.md "SET, SEMI and STAT"), per score row with n heads:
 //   tie_c = 1.02·(2(d+3)·Λ + T + w + kernel + n + 8),  Λ = s·max_{h, i}‖q_{h,i}‖·max_j‖k_j‖
@@ -52,6 +56,9 @@ class SnapkvScored : public ScoredSelection {
   SnapkvParams window_scorer(const Case& c) const;
   // scorer() of a one-query method: the last prompt token's attention, unpooled.
   static SnapkvParams last_query_scorer(const Case& c);
+  // scorer() of a method that reads every prompt query (H2O's column sums), unpooled: divided by
+  // kv_len, or with visible_mean by the queries that see each key.
+  static SnapkvParams prompt_scorer(const Case& c, bool visible_mean);
 
   bool reads_window_queries() const override { return true; }
   GkvConfig gkv(const Case& c) const override;

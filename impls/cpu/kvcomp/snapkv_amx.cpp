@@ -53,7 +53,10 @@ void window_scores(const Problem& p, const Packed& pk, const Kernels& avx512, in
       cpu::amx::qk_block(q + r * dk, dk, k0, k0 + chunks * kTileElems, chunks, logits + r * pk.keys + 32 * kp, pk.keys);
   }
   _tile_release();
-  avx512.window_softmax(p, b, h, logits, pk.keys, p.m.scale);
+  float* a = p.a + (b * p.s.q_heads + h) * p.s.candidates;
+  std::fill(a, a + p.s.candidates, 0.0f);
+  avx512.window_rows(p, b, h, logits, pk.keys, p.m.scale, 0, p.m.obs_window);
+  avx512.window_finish(p, b, h);
 }
 
 }  // namespace attnbench::cpu::snapkv::amx

@@ -1,9 +1,10 @@
 // SnapKV's window scores on the CPU (semantics: reference/kvcomp/snapkv.cpp, step 1), in fp32
 // whatever the storage dtype, written once (snapkv_kernel.inl) and compiled per ISA:
-//   window_scores(b, h)  a_{h,j} = (1/w)·Σ_i softmax_j(s·q_i·k_j)[j] for prefix keys j. K is read in
-//                        blocks of BK keys, converted and transposed once per block, and multiplied
-//                        against 4 window queries at a time (register-blocked); the logits of all w
-//                        rows are kept (w × kv_len floats of scratch) so softmax needs one pass of QK.
+//   window_scores(b, h)  a_{h,j} = (1/n_j)·Σ_i softmax_j(s·q_i·k_j)[j] for the candidates j. For
+//                        each block of up to 64 window queries, K is read in blocks of BK keys,
+//                        converted and transposed once per block, and multiplied against 4 window
+//                        queries at a time (register-blocked); the block's logits are kept (64 ×
+//                        kv_len floats of scratch at most) so softmax needs one pass of QK.
 // Pooling and the group mean are the family's stage (kv_stages.h).
 #pragma once
 
@@ -28,24 +29,31 @@ struct Problem {
 
 inline constexpr int64_t kWidestBlock = 32;  // keys per block at the widest ISA (2 vectors of 16)
 
+// Window queries whose logits window_scores holds at once: the whole window up to 64, else blocks
+// of 64 (H2O's window is the prompt).
+inline int64_t window_block_rows(const Problem& p) { return p.m.obs_window < 64 ? p.m.obs_window : 64; }
+
 // Floats of per-thread scratch of window_scores.
 inline size_t scratch_floats(const Problem& p) {
-  const int64_t w = p.m.obs_window, padded_len = (p.s.kv_len + kWidestBlock - 1) / kWidestBlock * kWidestBlock;
-  return static_cast<size_t>(w * p.dp + 2 * kWidestBlock * p.dp + w * padded_len);
+  const int64_t rows = window_block_rows(p), padded_len = (p.s.kv_len + kWidestBlock - 1) / kWidestBlock * kWidestBlock;
+  return static_cast<size_t>(rows * p.dp + 2 * kWidestBlock * p.dp + rows * padded_len);
 }
 
 struct Kernels {
   int vector_width;
   void (*window_scores)(const Problem& p, int64_t b, int64_t h, float* scratch);
-  // The second half of window_scores, from the window's logits (rows of ld floats, overwritten),
-  // each scaled by logit_scale first: what the AMX path below hands its logits to.
-  void (*window_softmax)(const Problem& p, int64_t b, int64_t h, float* logits, int64_t ld, float logit_scale);
+  // The second half of window_scores, which the AMX path below hands its logits to: rows r0 ..
+  // r0 + rows − 1 of the window from their logits (rows of ld floats, overwritten, each scaled by
+  // logit_scale first) added into a (which the caller zeroed), then window_finish's divisors.
+  void (*window_rows)(const Problem& p, int64_t b, int64_t h, float* logits, int64_t ld, float logit_scale, int64_t r0,
+                      int64_t rows);
+  void (*window_finish)(const Problem& p, int64_t b, int64_t h);
 };
 
 // bf16 on AMX tiles (snapkv_amx.cpp; only where CpuBackend::amx()): the window's logits Q·Kᵀ on
 // TDPBF16PS from K packed once per run into the tiles' layout (runtime/amx_tiles.h), 32 window
 // queries × 32 keys a block; unscaled bf16 q, the scale applied to the fp32 logits; then
-// window_softmax of the AVX-512 kernels.
+// window_rows and window_finish of the AVX-512 kernels (windows of up to 64 queries).
 namespace amx {
 struct Packed {
   int64_t keys;   // kv_len rounded up to 32

@@ -1,5 +1,5 @@
 // The SnapKV scorer on the CPU (semantics: reference/kvcomp/snapkv_scorer.h), the impl of every
-// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv; each method's
+// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o; each method's
 // <method>_cpu.cpp registers it, variant "pooled"): the window's mean softmax of every candidate per
 // (batch, query head) into a workspace (snapkv_kernel.h; bf16 logits on AMX tiles where the backend
 // offers them, K packed first), then the family's pooling, selection and gather
@@ -16,7 +16,7 @@ namespace attnbench::cpu {
 
 class CpuSnapkvScorer : public CpuScoredSelection {
   std::string unsupported(const Case& c, const DeviceLimits& limits) const override {
-    // Each thread keeps the logits of the whole window: obs_window × kv_len floats.
+    // Each thread keeps the logits of up to 64 window queries: 64 × kv_len floats.
     const uint64_t per_thread = snapkv::scratch_floats(problem(c, 16)) * sizeof(float);
     if (limits.max_buffer_bytes && per_thread * std::max<uint32_t>(1, limits.compute_units) > limits.max_buffer_bytes)
       return cat("the window's logits need ", per_thread, " bytes per thread; the allocator allows ",
@@ -34,7 +34,8 @@ class CpuSnapkvScorer : public CpuScoredSelection {
     p_ = problem(c, kernels_->vector_width);
     a_ = cpu.allocator().allocate(int64_t{p_.s.batch} * p_.s.q_heads * p_.s.candidates * sizeof(float) + 4, "snapkv.window_scores");
     scratch_floats_ = snapkv::scratch_floats(p_);
-    amx_ = cpu.amx() && c.dtype == DType::bf16;
+    // AMX keeps the logits of the whole window: windows up to 64 queries (not H2O's prompt).
+    amx_ = cpu.amx() && c.dtype == DType::bf16 && p_.m.obs_window <= 64;
     if (amx_) {
       avx512_ = &kernels_for<snapkv::Kernels>(Isa::avx512);
       packed_ = snapkv::amx::packed_shape(p_);

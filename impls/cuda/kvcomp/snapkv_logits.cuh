@@ -9,7 +9,7 @@
 //           of a row at the end of the split -> part_m, part_l [split][row].
 //   scores  per (b, g, tile of candidates): row blocks inner; P = exp(logit − m_r)·(1/l_r) goes
 //           through a shared [64][128] tile, and thread j sums column j over each head's w rows in
-//           row order -> a[b, h, j − sinks] = sum·(1/w). No atomics: every bit is independent of
+//           row order -> a[b, h, j − sinks] = sum·(1/w) (or / the queries that see j: visible_mean). No atomics: every bit is independent of
 //           scheduling.
 // Both kernels compute a logit with the same code and order (dims in order, one fmaf chain per
 // element, then one rounded multiply by the scale), so the scores pass sees exactly the logits
@@ -339,7 +339,10 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) scores_kernel(const Params 
       for (int rr = 0; rr < rows; ++rr) {
         col_sum += ptile[rr * BN + threadIdx.x];
         if (++query == w) {  // the head's last window query: its mean is complete
-          if (j < P) p.a[(static_cast<int64_t>(bg) * p.sel.group + head) * P + j] = col_sum * inv_w;
+          // Divided by w, or with visible_mean by the window queries that see the key (H2O).
+          if (j < P)
+            p.a[(static_cast<int64_t>(bg) * p.sel.group + head) * P + j] =
+                p.m.visible_mean ? col_sum / static_cast<float>(kvcomp::snapkv_divisor(p.sel, p.m, S + j)) : col_sum * inv_w;
           col_sum = 0.0f;
           query = 0;
           ++head;

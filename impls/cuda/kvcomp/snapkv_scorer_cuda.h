@@ -1,5 +1,5 @@
 // The SnapKV scorer on CUDA (semantics: reference/kvcomp/snapkv_scorer.h), the impl of every method
-// that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv; each method's
+// that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o; each method's
 // <method>_cuda.cpp registers it, variant "radix"): each window query's softmax statistics over
 // all its visible keys (stats, combine), the window's mean softmax of each candidate per query
 // head (scores; snapkv_launch.h), then the family's pooling, selection and gather

@@ -53,7 +53,7 @@ StagesPlan plan_stages(const kvcomp::SelectionParams& s, const DeviceLimits& lim
 }
 
 PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float pre_scale, int32_t radius, int32_t mode,
-                    const DeviceLimits& limits) {
+                    const DeviceLimits& limits, uint32_t visible_window) {
   const DeviceView d(limits);
   PoolStage p;
   const uint32_t threads = d.workgroup(128);
@@ -65,7 +65,7 @@ PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float p
   p.constants = {threads, static_cast<uint32_t>(radius), static_cast<uint32_t>(mode)};
   const uint32_t chunks = ceil_div(std::max<int32_t>(1, s.candidates), threads);
   p.push = {s, {segments, chunks, static_cast<uint32_t>(kvcomp::score_rows(s) * chunks), pre_scale,
-                static_cast<float>(1.0 / static_cast<double>(kvcomp::heads_per_score_row(s)))}};
+                static_cast<float>(1.0 / static_cast<double>(kvcomp::heads_per_score_row(s))), visible_window}};
   p.unsupported = over_binding({{"the raw scores", static_cast<uint64_t>(s.batch) * s.q_heads * segments * s.candidates * 4, 4}}, d);
   return p;
 }

@@ -21,7 +21,8 @@
   X(u32, chunks)    /* workgroups per row: ceil(candidates / threads) */ \
   X(u32, groups)    /* rows * chunks */                                   \
   X(f32, pre_scale) /* times the sum of the segments (1/window) */      \
-  X(f32, inv_group) /* 1 / the score row's heads, rounded once on the host */
+  X(f32, inv_group) /* 1 / the score row's heads, rounded once on the host */ \
+  X(u32, visible_window) /* > 0: divide key j's sum by min(this, kv_len − j) instead */
 
 #define ATTNBENCH_KV_GATHER_PLAN(X) X(u32, words) /* 2-, 4- or 16-byte words of each of k_kept, v_kept */
 
@@ -83,8 +84,10 @@ struct PoolStage {
   std::vector<uint32_t> constants;  // {threads, radius, max}
   PoolPush push{};
 };
+// visible_window > 0: each key's sum is divided by the window queries that see it (H2O's
+// mean_visible), min(visible_window, kv_len − j), instead of scaled by pre_scale.
 PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float pre_scale, int32_t radius, int32_t mode,
-                    const DeviceLimits& limits);
+                    const DeviceLimits& limits, uint32_t visible_window = 0);
 
 }  // namespace attnbench::vulkan::kv
 #endif  // __cplusplus

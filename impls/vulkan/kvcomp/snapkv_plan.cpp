@@ -78,7 +78,7 @@ Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, 
   if (!p.unsupported.empty()) return p;
   // The window sums are the pooling stage's input, which checks their binding.
   p.pool = kv::plan_pool(s, base.segments, static_cast<float>(1.0 / static_cast<double>(w)), m.pool_radius, m.pool_mode,
-                         limits);
+                         limits, m.visible_mean ? static_cast<uint32_t>(m.obs_window) : 0u);
   p.unsupported = p.pool.unsupported;
   return p;
 }

@@ -1,5 +1,5 @@
 // The SnapKV scorer on Vulkan (semantics: reference/kvcomp/snapkv_scorer.h), the impl of every
-// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv; each method's
+// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o; each method's
 // <method>_vulkan.cpp registers it, variant "pooled"): the window's softmax statistics and the
 // window sums of every candidate (two passes of snapkv_scores, snapkv_plan.h), then the family's
 // pooling, selection and gather (scored_selection_vulkan.h), which also carry the methods' budgets:

@@ -2,7 +2,8 @@
 // The family's pooling stage (kvcomp/kv_stages.h) for one score row and NT consecutive candidates
 // per workgroup, a score row's n heads being the KV head's group or, with one ranking per sequence,
 // all its query heads (kvcomp::heads_per_score_row):
-//   a_{h,j}      = (Σ_segments raw[(b, h), segment, j]) · pre_scale
+//   a_{h,j}      = (Σ_segments raw[(b, h), segment, j]) · pre_scale, or / the window queries that
+//                  see the key (visible_window: H2O's mean_visible)
 //   pooled_{h,j} = max, or sum / count, of a_{h,j'} over j' ∈ [j − R, j + R] ∩ [0, P)
 //   score_j      = (Σ_h pooled_{h,j}) · (1/n), heads in order
 // (the SnapKV scorer: the segments are its window's partial sums, pre_scale = 1/obs_window.)
@@ -52,7 +53,12 @@ void main() {
       if (jj >= 0 && jj < int(P)) {
         float sum = 0.0;
         for (uint s = 0u; s < pc.plan.segments; ++s) sum += a_part[(head + s) * P + uint(jj)];
-        a = sum * pc.plan.pre_scale;
+        if (pc.plan.visible_window > 0u) {  // the window queries that see key sinks + jj
+          const uint seen = uint(pc.sel.kv_len - pc.sel.sinks - jj);
+          a = sum / float(min(pc.plan.visible_window, seen));
+        } else {
+          a = sum * pc.plan.pre_scale;
+        }
       }
       span[t] = a;
     }

@@ -190,7 +190,8 @@ void main() {
       for (uint m = 0u; m < 4u; ++m)
         for (uint n = 0u; n < 4u; ++n) {
           const uint j = j0 + ct * 4u + n;
-          const float p = live[m] && j < k1 ? accurate_exp(acc[m][n] * pc.m.scale - row_m[m]) * row_l[m] : 0.0;
+          // A candidate past the row's position (H2O's prompt rows) gets nothing from it.
+          const float p = live[m] && j < k1 && j < vis_end[m] ? accurate_exp(acc[m][n] * pc.m.scale - row_m[m]) * row_l[m] : 0.0;
           Ps[(rt * 4u + m) * PS + ct * 4u + n] = p;
         }
       barrier();

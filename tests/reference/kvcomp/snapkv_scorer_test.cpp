@@ -188,3 +188,49 @@ TEST_CASE("snapkv's avg_padded pooling divides by the kernel, padding counted as
   CHECK(s.get(1) == Approx((h0 + (2 * lo + hi) / 3) / 2).epsilon(1e-14));
   CHECK(s.get(3) == Approx((2 * h0 / 3 + 2 * lo / 3) / 2).epsilon(1e-14));
 }
+
+TEST_CASE("h2o keeps what kvpress's ObservedAttentionPress keeps: causal column sums over every prompt query", "[unit]") {
+  // kvpress: Σ_i P_{h,i,j} over the prompt's queries (eager attention), / (T − j), the mean over the
+  // group, the top n_kept; with recent_share 0 and mean_visible, h2o is that. With the default
+  // norm (sum) and half the budget recent, the heavy hitters are the largest raw sums.
+  const int64_t T = 120, d = 16, H = 4, G = 2;
+  for (const char* mode : {"norm=mean_visible,recent_share=0", "norm=sum,recent_share=0.5"}) {
+    INFO(mode);
+    const Case c = test::method_case("h2o", cat("batch=1,q_heads=4,kv_heads=2,head_dim=16,kv_len=120,budget=24,n_future=2,", mode), "f32", 9);
+    const TensorMap in = c.method->inputs(c);
+    REQUIRE(in.at("q_obs").shape() == Shape{1, H, T, d});
+    const bool visible = c.str("norm") == "mean_visible";
+    const int64_t recent = visible ? 0 : 12;
+    const Reference ref = c.method->reference(c, in);
+    for (int64_t g = 0; g < 2; ++g) {
+      std::vector<double> score(T - recent, 0.0);
+      for (int64_t hh = 0; hh < G; ++hh) {
+        const int64_t h = g * G + hh;
+        for (int64_t i = 0; i < T; ++i) {
+          std::vector<double> logit(i + 1);
+          double mx = -INFINITY, sum = 0;
+          for (int64_t j = 0; j <= i; ++j) {
+            double dot = 0;
+            for (int64_t x = 0; x < d; ++x) dot += in.at("q_obs").get((h * T + i) * d + x) * in.at("k").get((g * T + j) * d + x);
+            mx = std::max(mx, logit[j] = dot / 4.0);
+          }
+          for (double l : logit) sum += std::exp(l - mx);
+          for (int64_t j = 0; j <= i && j < T - recent; ++j) score[j] += std::exp(logit[j] - mx) / sum / G;
+        }
+      }
+      if (visible)
+        for (int64_t j = 0; j < T; ++j) score[j] /= static_cast<double>(T - j);
+      std::vector<int64_t> want = top(score, 24 - recent);
+      for (int64_t j = T - recent; j < T; ++j) want.push_back(j);
+      CHECK(test::kept_tokens(ref.tensors, g) == want);
+    }
+  }
+  // The cache is everyone's: the last 32 prompt queries are G-KV's window, the keys its keys.
+  const Case h2o = test::method_case("h2o", "batch=1,q_heads=4,kv_heads=2,head_dim=16,kv_len=120,budget=24,n_future=2", "bf16", 3);
+  const Case snap = test::method_case("snapkv", "batch=1,q_heads=4,kv_heads=2,head_dim=16,kv_len=120,obs_window=32,budget=40,n_future=2", "bf16", 3);
+  const TensorMap a = h2o.method->inputs(h2o), b = snap.method->inputs(snap);
+  for (int64_t h = 0; h < 4; ++h)
+    for (int64_t x = 0; x < 32 * 16; ++x) CHECK(a.at("q_obs").get((h * 120 + 88) * 16 + x) == b.at("q_obs").get(h * 32 * 16 + x));
+  CHECK(a.at("k").get(777) == b.at("k").get(777));
+  CHECK(a.at("q_future").get(5) == b.at("q_future").get(5));
+}

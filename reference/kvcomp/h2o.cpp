@@ -1,0 +1,96 @@
+// h2o — heavy-hitter oracle: keep the tokens that received the most attention from all of the
+// prompt's queries (causal column sums) plus a recent window. One-shot after prefill. Catalog:
+// B-H2O. Paper: Zhang et al. 2023, H2O: Heavy-Hitter Oracle for Efficient Generative Inference of
+// Large Language Models. Cross-checked against kvpress's ObservedAttentionPress (whose
+// normalisation is the `mean_visible` option) and the authors' heavy-hitter mask.
+//
+// Semantics (spec_version 1), per sequence b and KV head g, with T = kv_len, s = 1/√head_dim,
+// R = ⌊budget · recent_share⌋:
+//   A_{h,j} = Σ_{i ≥ j} softmax_j(s·q_{h,i}·k_{g,j}) over the T prompt queries (query i sees keys
+//   j ≤ i); norm `sum`: score_j = A_{h,j} (divided by T, which ranks alike); norm `mean_visible`:
+//   A_{h,j} / (T − j), the mean over the queries that could attend to j (kvpress);
+//   score_{g,j} = the mean over the group's query heads; the last R tokens forced (the recent
+//   window), the top budget − R of the rest by the tie rule; everything when budget ≥ T.
+// In the family's terms: the SnapKV scorer (snapkv_scorer.h) with a window of every prompt query,
+// no pooling, recent = R forced, a uniform budget per KV head.
+//
+// Differences from the references, and why:
+//   - kvpress scores with mean_visible and keeps the top n_kept with no recent window; here the
+//     window is a parameter (recent_share 0.5 is H2O's half heavy, half recent; 0 is kvpress's).
+//   - the budget is kept tokens per KV head (kvpress: int(T·(1 − ratio))); the authors set heavy
+//     and recent budgets as fractions of the sequence.
+//   - GQA: the mean over the group's heads (kvpress: the mean too; the authors' models are MHA).
+//   - ties go to the smaller index; probabilities are accumulated in fp32 (kvpress: eager
+//     attention in the model dtype).
+//   - phase decode (one new token per step: update the scores, evict the non-recent token with
+//     the smallest score) is not here yet: this is the prefill step.
+//
+// Inputs: the family's G-KV cache with its 32-query window, and q_prompt, the queries of the
+// prompt's earlier positions from the same model (gkv.h), so the cache is the one every other
+// KV method compresses at equal shapes; q_obs is [batch, q_heads, kv_len, head_dim], every prompt
+// query. The column sums are O(T²·d) per head, like prefill attention: the fp64 reference takes
+// about 1.4 GFLOP/s, so model-sized prompts belong in kv.json, not the CI suites.
+#include <algorithm>
+#include <cmath>
+
+#include "attnbench/error.h"
+#include "snapkv_scorer.h"
+
+namespace attnbench::kvcomp {
+namespace {
+
+class H2o final : public SnapkvScored {
+ public:
+  H2o()
+      : SnapkvScored({.name = "h2o",
+                      .summary = "heavy hitters: the most attended tokens over all prompt queries, plus a recent window",
+                      .catalog_id = "B-H2O",
+                      .paper = "Zhang et al. 2023, H2O: Heavy-Hitter Oracle for Efficient Generative Inference of Large Language Models",
+                      .spec_version = 1}) {
+    add_budget("kept tokens per KV head, the recent window included");
+    schema_.add({"recent_share", ParamType::Float, Value(0.5), {}, 0.0, 1.0, {},
+                 "the recent window's share of the budget (H2O: half; kvpress: none)"});
+    schema_.add({"norm", ParamType::String, Value(std::string("sum")), {}, {}, {}, {"sum", "mean_visible"},
+                 "column sums as they are, or each divided by the queries that see the key (kvpress)"});
+    add_n_future();
+    add_ties();
+  }
+
+  SnapkvParams scorer(const Case& c) const override { return prompt_scorer(c, c.str("norm") == "mean_visible"); }
+
+  // q_obs: every prompt query, the earlier positions' then the window's (the last kv_len of them).
+  TensorMap inputs(const Case& c) const override {
+    TensorMap in = ScoredSelection::inputs(c);
+    const HostTensor &before = in.at("q_prompt"), &window = in.at("q_obs");
+    const int64_t heads = c.i64("batch") * c.i64("q_heads"), d = c.i64("head_dim"), T = c.i64("kv_len");
+    const int64_t n_before = before.shape()[2], n_window = window.shape()[2], skip = n_before + n_window - T;
+    HostTensor all("q_obs", c.dtype, {c.i64("batch"), c.i64("q_heads"), T, d});
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t from = skip + t;  // a row of [q_prompt; q_obs]
+        for (int64_t x = 0; x < d; ++x)
+          all.set((h * T + t) * d + x, from < n_before ? before.get((h * n_before + from) * d + x)
+                                                       : window.get((h * n_window + from - n_before) * d + x));
+      }
+    in.erase("q_prompt");
+    in.erase("q_obs");
+    in.emplace("q_obs", std::move(all));
+    return in;
+  }
+
+ protected:
+  Keep keep(const Case& c) const override {
+    return {0, static_cast<int64_t>(std::floor(static_cast<double>(c.i64("budget")) * c.f64("recent_share")))};
+  }
+
+  GkvConfig gkv(const Case& c) const override {
+    GkvConfig cfg = SnapkvScored::gkv(c);
+    cfg.prompt_queries = true;
+    return cfg;
+  }
+};
+
+}  // namespace
+}  // namespace attnbench::kvcomp
+
+ATTNBENCH_METHOD(attnbench::kvcomp::H2o);
