@@ -15,7 +15,8 @@
 #   5. torch SDPA (FLASH, CUDNN) on the same inputs, the same way, with the ratios          -> torch.json
 #   6. the ci suite's cases of every method outside the attention family, timed           -> kvcomp.json
 #   7. the model suites on the GPU backends, one object keyed by model                     -> models.json
-# Eight files at most come back from $OUT; this writes seven.
+#   8. suites/kv.json (every KV method at kvpress's points, 4k and 32k) on cuda, if time is left -> kv.json
+# Eight files at most come back from $OUT; this writes eight.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT to the folder the results go to}"
@@ -112,6 +113,9 @@ import json, pathlib, sys
 folder, out = pathlib.Path(sys.argv[1]), sys.argv[2]
 json.dump({f.stem: json.loads(f.read_text()) for f in sorted(folder.glob("*.json"))}, open(out, "w"))
 PY
+
+# 8. The KV section's suite on CUDA: its fp64 references at 32k run on this machine's cores.
+step kv 60 "$ab" run suites/kv.json --backends cuda --quiet --out "$OUT/kv.json"
 
 {
   echo

@@ -1,7 +1,7 @@
 // The SnapKV scorer's window logits on CUDA cores (semantics: reference/kvcomp/snapkv_scorer.h,
-// step 1), in fp32
-// whatever the storage type: fp32 dot products, softmax and P (a bf16 P would fall outside the SET
-// tie band; tensor-core accumulation is not IEEE fp32, so the CUDA cores do the dots).
+// step 1), in fp32 whatever the storage type: fp32 dot products, softmax and P (a bf16 P would fall
+// outside the SET tie band; tensor-core accumulation is not IEEE fp32, so the CUDA cores do the
+// dots).
 //
 // One tile engine, two kernels (snapkv_launch.h):
 //   stats   per (b, g, key split): row blocks outer, key tiles inner; each thread keeps an online
@@ -9,8 +9,8 @@
 //           of a row at the end of the split -> part_m, part_l [split][row].
 //   scores  per (b, g, tile of candidates): row blocks inner; P = exp(logit − m_r)·(1/l_r) goes
 //           through a shared [64][128] tile, and thread j sums column j over each head's w rows in
-//           row order -> a[b, h, j − sinks] = sum·(1/w) (or / the queries that see j: visible_mean). No atomics: every bit is independent of
-//           scheduling.
+//           row order -> a[b, h, j − sinks] = sum·(1/w), or / the queries that see j (visible_mean).
+//           No atomics: every bit is independent of scheduling.
 // Both kernels compute a logit with the same code and order (dims in order, one fmaf chain per
 // element, then one rounded multiply by the scale), so the scores pass sees exactly the logits
 // whose max and sum the stats pass took.
