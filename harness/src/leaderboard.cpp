@@ -403,7 +403,9 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
     sec.family = "compression points";
     sec.device = device;
     sec.dtype = dtype;
-    sec.title = cat(point_label(point), " · kv_len ", fmt_sig(kv_len_of(*rows[0]), 12), ", full cache ", fmt_bytes(full),
+    // The label from a record's own value (the key is rounded to 3 digits: 1.33 for 4/3).
+    const double asked = *quality_number(*rows[0], kPointKey);
+    sec.title = cat(point_label(asked), " · kv_len ", fmt_sig(kv_len_of(*rows[0]), 12), ", full cache ", fmt_bytes(full),
                     several_sources ? cat(" · [", src + 1, "]") : "");
     sec.columns = {{"rank", "rank", "by attn_recall on the held-out queries (then out_rel_l2), rows that passed first"},
                    {"method", "method", "method and phase; the catalog id in the tooltip"},
@@ -411,9 +413,10 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
                    {"status", "status", "pass, fail, error, crashed, timeout, unsupported, skipped; pass (noisy): cv above the target"},
                    {"q.attn_recall", "attn_recall", "attention mass the kept keys hold for the held-out queries"},
                    {"q.out_rel_l2", "out_rel_l2", "relative L2 error of attention over the kept keys for the held-out queries"},
-                   {"q.compression_ratio", "achieved", "kv_len over the mean kept tokens (per-head budgets vary)"},
+                   {"q.compression_ratio", "achieved", "kv_len over the mean kept tokens; ≠ where a per-layer or per-head budget keeps more or less than the point"},
                    {"kv_bytes", "KV bytes", "kept K and V plus the kept indices (quality kv_bytes_kept + index_bytes)"},
                    {"latency", "compression", "median time of the compression step (scoring, selection, compaction)"},
+                   {"vs_decode", "× decode step", "the compression's time over one decode step on the full cache (the <x>_full companion)"},
                    {"speedup", "decode speedup", "the full-cache decode companion over the compressed one"}};
     int rank = 0;
     for (const Rec* r : rows) {
@@ -427,12 +430,28 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
         const auto v = quality_number(*r, k);
         cells.push_back(v ? value_cell(k, Json(*v)) : dash());
       }
+      // A layer's or a head's own budget can keep more or less than the point asks: say so.
+      const auto achieved = quality_number(*r, "compression_ratio");
+      if (achieved && std::abs(*achieved / asked - 1) > 0.02) {
+        cells.back().text += " ≠";
+        cells.back().title = cat("keeps ", *achieved < asked ? "more" : "less", " than the point asks (", fmt_sig(*achieved),
+                                 "× against ", fmt_sig(asked), "×): its budget is per layer or per head; compare it with ",
+                                 "rows of equal achieved compression");
+      }
       const auto kept = quality_number(*r, "kv_bytes_kept"), index = quality_number(*r, "index_bytes");
       cells.push_back(kept ? LbCell{fmt_bytes(*kept + index.value_or(0)), *kept + index.value_or(0), "",
                                     cat(fmt_bytes(*kept), " of K and V, ", fmt_bytes(index.value_or(0)), " of indices")}
                            : dash());
       cells.push_back(latency_cell(*r));
-      cells.push_back(speedup_cell(*r, related_times(recs, lb.sources, *r)));
+      const RelatedTimes rt = related_times(recs, lb.sources, *r);
+      LbCell per_step = dash("no timed full-cache companion");
+      for (const auto& [role, us] : rt.us)
+        if (role.size() > 5 && role.compare(role.size() - 5, 5, "_full") == 0 && r->passed() && r->median_us()) {
+          const double x = *r->median_us() / us;
+          per_step = {fmt_sig(x) + "×", x, "", cat(fmt_us(*r->median_us()), " over ", fmt_us(us), " (", role, ")")};
+        }
+      cells.push_back(per_step);
+      cells.push_back(speedup_cell(*r, rt));
       sec.rows.push_back(std::move(cells));
       sec.cases.push_back({r->method_label(), r->row.case_id});
     }
