@@ -68,8 +68,9 @@ Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, 
   // while 8192 passed; the cause is not found (the arithmetic is the same per tile), so splits are
   // bounded on every device, which also keeps long prompts spread over the GPU's units.
   const auto splits_for = [&](uint64_t keys) {
-    const uint32_t least = static_cast<uint32_t>(ceil_div(keys, kMaxSplitKeys));
-    return split_keys(static_cast<uint32_t>(keys), blocks, target, t.bc, std::max(d.forced_splits, least > 1 ? least : 0u));
+    const KeySplits chosen = split_keys(static_cast<uint32_t>(keys), blocks, target, t.bc, d.forced_splits);
+    if (chosen.split_len <= kMaxSplitKeys) return chosen;
+    return split_keys(static_cast<uint32_t>(keys), blocks, target, t.bc, static_cast<uint32_t>(ceil_div(keys, kMaxSplitKeys)));
   };
   const KeySplits stats = splits_for(T);
   p.stats.plan.splits = stats.splits;
