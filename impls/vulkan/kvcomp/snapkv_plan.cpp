@@ -65,8 +65,9 @@ Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, 
   p.stats = p.sums = {s, m, base};
   // At most kMaxSplitKeys keys per workgroup: on lavapipe, workgroups that looped over 16384 keys
   // (a 32k prompt with few KV heads, so one or two splits) returned scores outside the SET band
-  // while 8192 passed; the cause is not found (the arithmetic is the same per tile), so splits are
-  // bounded on every device, which also keeps long prompts spread over the GPU's units.
+  // while 8192 passed. The likely cause is llvmpipe's limit on a shader loop's iterations (kv_across
+  // met it at 65536, and no longer loops that long); splits are bounded on every device, which also
+  // keeps long prompts spread over a GPU's units.
   const auto splits_for = [&](uint64_t keys) {
     const KeySplits chosen = split_keys(static_cast<uint32_t>(keys), blocks, target, t.bc, d.forced_splits);
     if (chosen.split_len <= kMaxSplitKeys) return chosen;

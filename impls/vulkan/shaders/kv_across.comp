@@ -27,6 +27,17 @@ layout(push_constant) uniform Push {
   SelectionParams sel;
 } pc;
 
+// The first of chosen[base, base + n) (ascending) not below v, as an offset (n if none).
+uint lower_bound(uint base, uint n, uint v) {
+  uint lo = 0u, hi = n;
+  while (lo < hi) {
+    const uint mid = (lo + hi) / 2u;
+    if (uint(chosen[base + mid]) < v) lo = mid + 1u;
+    else hi = mid;
+  }
+  return lo;
+}
+
 void main() {
   const uint id = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationIndex;
   const uint H = uint(pc.sel.kv_heads), C = uint(pc.sel.candidates), rows = uint(pc.sel.batch) * H;
@@ -40,12 +51,8 @@ void main() {
     return;
   }
   if (id >= rows) return;
-  const uint b = id / H, g = id % H, n = H * K;
-  // across_idx is ascending per sequence: count the run of row g's flat indices.
-  uint count = 0u;
-  for (uint i = 0u; i < n; ++i) {
-    const uint f = uint(chosen[b * n + i]);
-    if (f >= g * C && f < (g + 1u) * C) ++count;
-  }
-  row_budget[id] = pc.sel.sinks + pc.sel.recent + int(count);
+  const uint b = id / H, g = id % H, n = H * K, base = b * n;
+  // across_idx is ascending per sequence: row g's flat indices are the run between two binary
+  // searches (a loop over all n would run past lavapipe's shader loop limit at long prompts).
+  row_budget[id] = pc.sel.sinks + pc.sel.recent + int(lower_bound(base, n, (g + 1u) * C) - lower_bound(base, n, g * C));
 }
