@@ -395,6 +395,10 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
   const auto rel_l2 = [](const Rec* r) { return quality_number(*r, "out_rel_l2").value_or(INFINITY); };
   for (auto& [key, rows] : points) {
     const auto& [src, device, dtype, full, point] = key;
+    // A ranking needs two methods: a suite's edge cases (everything kept, one token) stand alone.
+    std::set<std::string> methods_here;
+    for (const Rec* r : rows) methods_here.insert(r->method_label());
+    if (methods_here.size() < 2) continue;
     // Rows that passed first, then by fidelity on the held-out queries.
     std::stable_sort(rows.begin(), rows.end(), [&](const Rec* a, const Rec* b) {
       return std::make_tuple(!a->passed(), -recall(a), rel_l2(a)) < std::make_tuple(!b->passed(), -recall(b), rel_l2(b));

@@ -21,11 +21,11 @@
 //     timed row whose cv exceeded the target reads `pass (noisy)`.
 //   * Compression points: records whose quality names a `compression_point` (the KV family's
 //     nominal kv_len / budget, kvpress's 1 / (1 − compression_ratio)) are also ranked per point:
-//     one table per (file, device, dtype, full-cache bytes, point), rows by attn_recall (then
-//     out_rel_l2), with the achieved compression, KV bytes (indices included), the compression
-//     time (also over the `<x>_full` companion's: how many full-cache decode steps it costs) and
-//     the companions' decode speedup; plots of fidelity against the point (a line per method) and
-//     of compression time against kv_len at each point.
+//     one table per (file, device, dtype, full-cache bytes, point) where two methods or more met,
+//     rows by attn_recall (then out_rel_l2), with the achieved compression, KV bytes (indices
+//     included), the compression time (also over the `<x>_full` companion's: how many full-cache
+//     decode steps it costs) and the companions' decode speedup; plots of fidelity against the
+//     point (a line per method) and of compression time against kv_len at each point.
 //   * Plots (HTML): median latency against the `kv_len` parameter per backend/variant for every
 //     method and phase timed at ≥ 2 kv lengths (the series of cases that differ only in kv_len
 //     with the most points); fidelity (quality `attn_recall`, `out_rel_l2`) against quality
