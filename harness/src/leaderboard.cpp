@@ -48,6 +48,13 @@ const Rec* related_rec(const std::vector<Rec>& recs, const std::vector<LbSource>
   return same ? same : fastest ? fastest : any;
 }
 
+// Columns every table of records shows, with their cells.
+const LbColumn kMethodColumn{"method", "method", "method and phase; the catalog id in the tooltip"};
+const LbColumn kBackendColumn{"backend", "backend/variant", "where it ran"};
+const LbColumn kStatusColumn{"status", "status",
+                             "pass, fail, error, crashed, timeout, unsupported, skipped; pass (noisy): cv above the target"};
+LbCell method_cell(const Rec& r) { return {r.method_label(), std::nullopt, "", r.row.catalog_id}; }
+
 // The median times of a record's related cases that passed, by role, and their methods.
 struct RelatedTimes {
   std::map<std::string, double> us;
@@ -131,12 +138,11 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
       for (const auto& [k, v] : flat_quality(*s)) quality.add(k);
     for (const RelatedRef& rel : r->row.related) roles.add(rel.role);
   }
-  sec.columns = {{"method", "method", "method and phase; the catalog id in the tooltip"},
-                 {"case", "case", "the headline case's label (its id in the tooltip and below the table)"}};
+  sec.columns = {kMethodColumn, {"case", "case", "the headline case's label (its id in the tooltip and below the table)"}};
   if (several_sources) sec.columns.push_back({"run", "run", "the results file, numbered as in the runs table"});
   sec.columns.insert(sec.columns.end(),
-                     {{"backend", "backend/variant", "where it ran"},
-                      {"status", "status", "pass, fail, error, crashed, timeout, unsupported, skipped; pass (noisy): cv above the target"},
+                     {kBackendColumn,
+                      kStatusColumn,
                       {"latency", "median", "median device time per launch over the repetitions"},
                       {"throughput", "throughput", "work.flops (TFLOP/s) or work.bytes (GB/s) per second, by work.bound"},
                       {"pct_peak", "% peak", "of the ceiling the row names, measured in the same run: read or copy bandwidth, or the rate of the compute path its kernel took (fp32 FMA, a 16-bit unit); the cell names it"},
@@ -153,7 +159,7 @@ void fill_section(LbSection& sec, const std::vector<const Rec*>& rows, const std
   for (const Rec* r : rows) {
     std::vector<LbCell> cells;
     const std::string& label = r->row.label;
-    cells.push_back({r->method_label(), std::nullopt, "", r->row.catalog_id});
+    cells.push_back(method_cell(*r));
     cells.push_back({label.empty() ? (r->row.headline ? "headline" : "most work") : label, std::nullopt, "", r->row.case_id});
     if (several_sources) cells.push_back({cat("[", r->src + 1, "]"), static_cast<double>(r->src + 1), "", sources[r->src].path});
     cells.push_back({r->row.backend + "/" + r->row.variant, std::nullopt, "", device_of(sources, *r)});
@@ -412,9 +418,9 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
     sec.title = cat(point_label(asked), " · kv_len ", fmt_sig(kv_len_of(*rows[0]), 12), ", full cache ", fmt_bytes(full),
                     several_sources ? cat(" · [", src + 1, "]") : "");
     sec.columns = {{"rank", "rank", "by attn_recall on the held-out queries (then out_rel_l2), rows that passed first"},
-                   {"method", "method", "method and phase; the catalog id in the tooltip"},
-                   {"backend", "backend/variant", "where it ran"},
-                   {"status", "status", "pass, fail, error, crashed, timeout, unsupported, skipped; pass (noisy): cv above the target"},
+                   kMethodColumn,
+                   kBackendColumn,
+                   kStatusColumn,
                    {"q.attn_recall", "attn_recall", "attention mass the kept keys hold for the held-out queries"},
                    {"q.out_rel_l2", "out_rel_l2", "relative L2 error of attention over the kept keys for the held-out queries"},
                    {"q.compression_ratio", "achieved", "kv_len over the mean kept tokens; ≠ where a per-layer or per-head budget keeps more or less than the point"},
@@ -427,7 +433,7 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
       std::vector<LbCell> cells;
       ++rank;
       cells.push_back({cat(rank), static_cast<double>(rank), "", ""});
-      cells.push_back({r->method_label(), std::nullopt, "", r->row.catalog_id});
+      cells.push_back(method_cell(*r));
       cells.push_back({r->row.backend + "/" + r->row.variant, std::nullopt, "", r->row.case_id});
       cells.push_back(status_cell(*r));
       for (const char* k : {"attn_recall", "out_rel_l2", "compression_ratio"}) {

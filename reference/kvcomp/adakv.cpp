@@ -49,10 +49,7 @@ class Adakv final : public SnapkvScored {
     add_ties();
   }
 
-  SnapkvParams scorer(const Case& c) const override { return window_scorer(c); }
-
  protected:
-  Keep keep(const Case& c) const override { return {0, c.i64("obs_window")}; }
   int64_t floor_candidates(const Case& c) const override {
     const auto safe = static_cast<int64_t>(std::floor(c.f64("alpha") * static_cast<double>(c.i64("budget"))));
     return std::max<int64_t>(0, safe - c.i64("obs_window"));

@@ -56,10 +56,7 @@ class Headkv final : public SnapkvScored {
     add_ties();
   }
 
-  SnapkvParams scorer(const Case& c) const override { return window_scorer(c); }
-
  protected:
-  Keep keep(const Case& c) const override { return {0, c.i64("obs_window")}; }
 
   // Row (b, h) keeps min(c_h + w, T) (the header's allocation), the same for every sequence.
   std::vector<int64_t> row_budgets(const Case& c) const override {

@@ -50,10 +50,7 @@ class Pyramidkv final : public SnapkvScored {
     add_ties();
   }
 
-  SnapkvParams scorer(const Case& c) const override { return window_scorer(c); }
-
  protected:
-  Keep keep(const Case& c) const override { return {0, c.i64("obs_window")}; }
 
   // n_l + w of the header.
   int64_t budget(const Case& c) const override {

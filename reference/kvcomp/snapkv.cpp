@@ -68,11 +68,6 @@ class Snapkv final : public SnapkvScored {
     add_n_future();
     add_ties();
   }
-
-  SnapkvParams scorer(const Case& c) const override { return window_scorer(c); }
-
- protected:
-  Keep keep(const Case& c) const override { return {0, c.i64("obs_window")}; }
 };
 
 }  // namespace

@@ -38,8 +38,9 @@ namespace attnbench::kvcomp {
 
 class SnapkvScored : public ScoredSelection {
  public:
-  // The scorer's parameters of a case (snapkv_params() of snapkv_common.h asks this).
-  virtual SnapkvParams scorer(const Case& c) const = 0;
+  // The scorer's parameters of a case (snapkv_params() of snapkv_common.h asks this). Default: a
+  // method with a window (add_window(), add_pooling()), as snapkv, pyramidkv, headkv and adakv.
+  virtual SnapkvParams scorer(const Case& c) const { return window_scorer(c); }
   TensorMap inputs(const Case& c) const override;
 
  protected:
@@ -60,6 +61,8 @@ class SnapkvScored : public ScoredSelection {
   // kv_len, or with visible_mean by the queries that see each key.
   static SnapkvParams prompt_scorer(const Case& c, bool visible_mean);
 
+  // Default: the window forced, no sinks (snapkv's selection; methods with other forced tokens say so).
+  Keep keep(const Case& c) const override { return {0, c.i64("obs_window")}; }
   bool reads_window_queries() const override { return true; }
   GkvConfig gkv(const Case& c) const override;
   void score(const Case& c, const TensorMap& in, int64_t row, double* scores) const override;
