@@ -76,10 +76,15 @@ inline const std::vector<std::string> kAdakvCases = {
     "adakv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,obs_window=8,budget=64/bf16/s5",
 };
 inline const std::vector<std::string> kTovaCases = {
-    "tova/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128/f32/s1",
-    "tova/batch=1,q_heads=14,kv_heads=2,head_dim=80,kv_len=777,budget=100,ties=true/f16/s2",
-    "tova/batch=3,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=1/bf16/s3",
-    "tova/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64/f32/s4",
+    "tova/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128/f32/s1",
+    "tova/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=80,kv_len=777,budget=100,ties=true/f16/s2",
+    "tova/prefill/batch=3,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=1/bf16/s3",
+    "tova/prefill/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64/f32/s4",
+    // decode: one step's eviction; GQA 4 and 7 with ties, MHA, the whole history, a one-token cache
+    "tova/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128/f32/s1",
+    "tova/decode/batch=1,q_heads=14,kv_heads=2,head_dim=80,kv_len=777,budget=100,ties=true/f16/s2",
+    "tova/decode/batch=3,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=299/bf16/s3",
+    "tova/decode/batch=1,q_heads=4,kv_heads=2,head_dim=37,kv_len=40,budget=1/f32/s4",
 };
 inline const std::vector<std::string> kSagekvCases = {
     "sagekv/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128,n_recent=32/f32/s1",
@@ -92,11 +97,18 @@ inline const std::vector<std::string> kSagekvCases = {
 // recent window (kvpress's), everything kept; prompts of a few hundred tokens (the reference is
 // O(T²·d)).
 inline const std::vector<std::string> kH2oCases = {
-    "h2o/batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=300,budget=64/f32/s1",
-    "h2o/batch=1,q_heads=14,kv_heads=2,head_dim=80,kv_len=257,budget=40,norm=mean_visible/bf16/s2",
-    "h2o/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=200,budget=30,recent_share=0,ties=true/f16/s3",
-    "h2o/batch=1,q_heads=4,kv_heads=2,head_dim=32,kv_len=20,budget=32/f32/s4",
-    "h2o/batch=1,q_heads=4,kv_heads=2,head_dim=32,kv_len=100,budget=1,recent_share=0,norm=mean_visible/f32/s5",
+    "h2o/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=300,budget=64/f32/s1",
+    "h2o/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=80,kv_len=257,budget=40,norm=mean_visible/bf16/s2",
+    "h2o/prefill/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=200,budget=30,recent_share=0,ties=true/f16/s3",
+    "h2o/prefill/batch=1,q_heads=4,kv_heads=2,head_dim=32,kv_len=20,budget=32/f32/s4",
+    "h2o/prefill/batch=1,q_heads=4,kv_heads=2,head_dim=32,kv_len=100,budget=1,recent_share=0,norm=mean_visible/f32/s5",
+    // decode: one step's eviction; both norms, GQA 7, MHA with ties and no recent window, every
+    // slot recent but one, the whole history
+    "h2o/decode/batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=1000,budget=128/f32/s1",
+    "h2o/decode/batch=1,q_heads=14,kv_heads=2,head_dim=80,kv_len=257,budget=40,norm=mean_visible/bf16/s2",
+    "h2o/decode/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=200,budget=30,recent_share=0,ties=true/f16/s3",
+    "h2o/decode/batch=1,q_heads=4,kv_heads=2,head_dim=32,kv_len=100,budget=20,recent_share=1/f32/s4",
+    "h2o/decode/batch=2,q_heads=4,kv_heads=1,head_dim=48,kv_len=64,budget=63,norm=mean_visible/bf16/s5",
 };
 
 // Every KV-selection method's shared cases, by name: the family's tests on every backend run them

@@ -22,8 +22,20 @@
 //   - GQA: the mean over the group's heads (kvpress: the mean too; the authors' models are MHA).
 //   - ties go to the smaller index; probabilities are accumulated in fp32 (kvpress: eager
 //     attention in the model dtype).
-//   - phase decode (one new token per step: update the scores, evict the non-recent token with
-//     the smallest score) is not here yet: this is the prefill step.
+//
+// Phase decode (eviction_step.h), one generated token: the step's attention over the budget's
+// slots and the new token; score_i = acc_i + (the group's mean probability of slot i), the new
+// token's its own; the non-recent slot (position < kv_len − R) with the smallest score evicted
+// (norm mean_visible: the smallest score / (kv_len − position), the queries that saw it), ties to
+// the newer token. Differences from the authors' heavy-hitter cache (h2o_hf), and why:
+//   - the authors add each step's probabilities to every head's running sum and keep the top
+//     heavy budget of the non-recent tokens at every step, which with one new token is this one
+//     eviction; GQA takes the group's mean, as the prefill does.
+//   - the new token is never evicted, even with recent_share 0 (R is at least 1): its score is
+//     one step's attention, not comparable with the others' sums, and a cache that drops the
+//     token it just appended has not generated it.
+//   - the state (acc, the cache's tokens) is planted from G-KV (eviction_step.h), not carried from
+//     earlier steps, so each case is one step of a method already at its budget.
 //
 // Inputs: the family's G-KV cache with its 32-query window, and q_prompt, the queries of the
 // prompt's earlier positions from the same model (gkv.h), so the cache is the one every other
@@ -54,13 +66,14 @@ class H2o final : public SnapkvScored {
                  "column sums as they are, or each divided by the queries that see the key (kvpress)"});
     add_n_future();
     add_ties();
+    add_decode_step();
   }
 
   SnapkvParams scorer(const Case& c) const override { return prompt_scorer(c, c.str("norm") == "mean_visible"); }
 
   // q_obs: every prompt query, the earlier positions' then the window's (the last kv_len of them).
-  TensorMap inputs(const Case& c) const override {
-    TensorMap in = ScoredSelection::inputs(c);
+  TensorMap prefill_inputs(const Case& c) const override {
+    TensorMap in = ScoredSelection::prefill_inputs(c);
     const HostTensor &before = in.at("q_prompt"), &window = in.at("q_obs");
     const int64_t heads = c.i64("batch") * c.i64("q_heads"), d = c.i64("head_dim"), T = c.i64("kv_len");
     const int64_t n_before = before.shape()[2], n_window = window.shape()[2], skip = n_before + n_window - T;
@@ -81,6 +94,11 @@ class H2o final : public SnapkvScored {
  protected:
   Keep keep(const Case& c) const override {
     return {0, static_cast<int64_t>(std::floor(static_cast<double>(c.i64("budget")) * c.f64("recent_share")))};
+  }
+
+  // The step: the recent window (the new token in it) never evicted; the scores accumulate.
+  StepRule step_rule(const Case& c) const override {
+    return {keep(c).recent, true, c.str("norm") == "mean_visible"};
   }
 
   GkvConfig gkv(const Case& c) const override {

@@ -96,7 +96,43 @@ SelectionParams ScoredSelection::selection(const Case& c) const {
   return s;
 }
 
+void ScoredSelection::add_decode_step() {
+  info_.phases = {"prefill", "decode"};
+  add_step_rules(schema_);
+}
+
+StepRule ScoredSelection::step_rule(const Case& c) const {
+  ATTNBENCH_ASSERT(false, c.method_name(), " has a decode phase but no step_rule()");
+  return {};
+}
+
+StepSpec ScoredSelection::step_spec(const Case& c) const {
+  const StepRule rule = step_rule(c);
+  StepSpec sp{};
+  StepParams& s = sp.s;
+  s.batch = static_cast<int32_t>(c.i64("batch"));
+  s.q_heads = static_cast<int32_t>(c.i64("q_heads"));
+  s.kv_heads = static_cast<int32_t>(c.i64("kv_heads"));
+  s.group = s.q_heads / s.kv_heads;
+  s.head_dim = static_cast<int32_t>(c.i64("head_dim"));
+  s.slots = static_cast<int32_t>(budget(c) + 1);
+  s.kv_len = static_cast<int32_t>(c.i64("kv_len"));
+  s.recent = static_cast<int32_t>(std::clamp<int64_t>(rule.recent, 1, budget(c)));
+  s.shared_scores = scope_ == ScoreScope::per_sequence;
+  s.accumulate = rule.accumulate;
+  s.visible_mean = rule.visible_mean;
+  s.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+  sp.gkv = gkv(c);
+  return sp;
+}
+
+StepParams step_params(const Case& c) { return scored_selection(c).step_spec(c).s; }
+
 TensorMap ScoredSelection::inputs(const Case& c) const {
+  return c.phase == "decode" ? step_inputs(step_spec(c), c.dtype, c.seed) : prefill_inputs(c);
+}
+
+TensorMap ScoredSelection::prefill_inputs(const Case& c) const {
   TensorMap in = generate_gkv(gkv(c), c.dtype, c.seed);
   if (!reads_window_queries()) in.erase("q_obs");
   return in;
@@ -182,6 +218,7 @@ std::vector<int64_t> ScoredSelection::kept_counts(const Case& c) const {
 }
 
 Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
+  if (c.phase == "decode") return step_reference(step_spec(c), c.dtype, in);
   const SelectionParams s = selection(c);
   const int64_t rows = cache_rows(s), C = s.candidates, T = s.kv_len, cap = s.capacity, d = s.head_dim;
   // Every score row's candidates in fp64, each row sequential.
@@ -251,6 +288,7 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
 }
 
 std::vector<OutputDecl> ScoredSelection::outputs(const Case& c) const {
+  if (c.phase == "decode") return step_outputs(step_spec(c), c.dtype);
   const CompactedCache cc = compacted(c);
   std::vector<OutputDecl> decls = compacted_cache_outputs(cc, c.dtype, scored() ? CheckClass::SET : CheckClass::EXACT);
   if (!scored()) return decls;
@@ -289,6 +327,7 @@ Flat flatten(const HostTensor& idx, const HostTensor& len, int64_t B, int64_t H,
 }  // namespace
 
 CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const {
+  if (c.phase == "decode") return step_check(step_spec(c), c.dtype, in, ref, got);
   const auto decls = outputs(c);
   const OutputDecl &idx_decl = decls[0], &len_decl = decls[1];
   if (!scored()) {
@@ -328,6 +367,7 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
 }
 
 Work ScoredSelection::work(const Case& c) const {
+  if (c.phase == "decode") return step_work(step_spec(c), c.dtype);
   const SelectionParams s = selection(c);
   const CompactedCache cc = compacted(c);
   const double es = static_cast<double>(dtype_size(c.dtype)), d = static_cast<double>(s.head_dim);
@@ -342,6 +382,7 @@ Work ScoredSelection::work(const Case& c) const {
 }
 
 Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
+  if (c.phase == "decode") return step_quality(step_spec(c));
   Json q = compacted_cache_quality(compacted(c), c.dtype, in, out);
   // The point the method was asked for, kvpress's 1 / (1 − compression_ratio): the case's budget
   // is kept tokens per row on average over all that shares it (a layer's heads, a model's layers),
@@ -352,6 +393,7 @@ Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMa
 }
 
 std::vector<RelatedCase> ScoredSelection::companions(const Case& c) const {
+  if (c.phase == "decode") return step_companions(step_spec(c), c.dtype);
   return decode_companions(compacted(c), c.dtype);
 }
 

@@ -36,6 +36,7 @@
 
 #include "attnbench/method.h"
 #include "compacted_cache.h"  // rows_f64 for score functions
+#include "eviction_step.h"
 #include "gkv.h"
 #include "scored_selection_common.h"
 
@@ -65,7 +66,7 @@ class ScoredSelection : public Method {
   const MethodInfo& info() const final { return info_; }
   const ParamSchema& schema() const final { return schema_; }
   std::vector<OutputDecl> outputs(const Case& c) const final;
-  TensorMap inputs(const Case& c) const override;
+  TensorMap inputs(const Case& c) const final;
   Reference reference(const Case& c, const TensorMap& in) const final;
   CheckReport check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const final;
   Work work(const Case& c) const final;
@@ -81,11 +82,19 @@ class ScoredSelection : public Method {
   // Every row's kept count (forced tokens included) under a uniform or per-row budget: a function
   // of the case alone, which every backend's impl uploads with per-row budgets.
   std::vector<int64_t> kept_counts(const Case& c) const;
+  // Phase decode (methods that called add_decode_step()): the step of a case (eviction_step.h).
+  StepSpec step_spec(const Case& c) const;
 
  protected:
   ScoredSelection(MethodInfo info, ScoreScope scope = ScoreScope::per_kv_head, BudgetPolicy policy = BudgetPolicy::uniform);
   // The held-out queries of quality(), a parameter of every method (in the method's schema order).
   void add_n_future();
+  // Gives the method phases prefill (the one-shot compression) and decode (one eviction per
+  // generated token, eviction_step.h), whose rule is step_rule(); call after the schema's budget.
+  void add_decode_step();
+
+  // The prefill phase's inputs (default: G-KV, q_obs dropped when nothing reads it).
+  virtual TensorMap prefill_inputs(const Case& c) const;
 
   // --- what a method provides -------------------------------------------------------------------
   virtual Keep keep(const Case& c) const = 0;
@@ -113,6 +122,8 @@ class ScoredSelection : public Method {
   virtual std::vector<int64_t> row_budgets(const Case& c) const;
   // BudgetPolicy::head_floor: the candidates every row keeps by its own ranking.
   virtual int64_t floor_candidates(const Case& /*c*/) const { return 0; }
+  // Phase decode: which tokens the step never evicts and how its scores carry over.
+  virtual StepRule step_rule(const Case& c) const;
   // The largest kept count any row may have: kept_idx's last dimension.
   virtual int64_t capacity(const Case& c) const;
 

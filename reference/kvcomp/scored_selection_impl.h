@@ -14,6 +14,7 @@ namespace attnbench::kvcomp {
 class ScoredSelectionImpl : public Impl {
  public:
   Support supports(const Case& c, const DeviceLimits& limits) const final {
+    if (c.phase == "decode") return Support::no("phase decode is the step variant's (eviction_step_impl.h)");
     const SelectionParams s = selection_params(c);
     std::string why = stages_unsupported(s, limits);
     if (why.empty() && scores_needed(s)) why = unsupported(c, limits);

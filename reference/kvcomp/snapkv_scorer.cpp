@@ -108,8 +108,8 @@ GkvConfig SnapkvScored::gkv(const Case& c) const {
   return cfg;
 }
 
-TensorMap SnapkvScored::inputs(const Case& c) const {
-  TensorMap in = ScoredSelection::inputs(c);
+TensorMap SnapkvScored::prefill_inputs(const Case& c) const {
+  TensorMap in = ScoredSelection::prefill_inputs(c);
   const int64_t w = scorer(c).obs_window, n_obs = gkv(c).n_obs;
   if (w == n_obs) return in;
   // The scorer's window is the last w of the generator's: copy those rows, bits unchanged.

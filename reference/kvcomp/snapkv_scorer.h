@@ -41,7 +41,6 @@ class SnapkvScored : public ScoredSelection {
   // The scorer's parameters of a case (snapkv_params() of snapkv_common.h asks this). Default: a
   // method with a window (add_window(), add_pooling()), as snapkv, pyramidkv, headkv and adakv.
   virtual SnapkvParams scorer(const Case& c) const { return window_scorer(c); }
-  TensorMap inputs(const Case& c) const override;
 
  protected:
   using ScoredSelection::ScoredSelection;
@@ -64,6 +63,7 @@ class SnapkvScored : public ScoredSelection {
   // Default: the window forced, no sinks (snapkv's selection; methods with other forced tokens say so).
   Keep keep(const Case& c) const override { return {0, c.i64("obs_window")}; }
   bool reads_window_queries() const override { return true; }
+  TensorMap prefill_inputs(const Case& c) const override;
   GkvConfig gkv(const Case& c) const override;
   void score(const Case& c, const TensorMap& in, int64_t row, double* scores) const override;
   double tie_c(const Case& c, const TensorMap& in, int64_t row) const override;

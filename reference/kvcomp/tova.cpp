@@ -17,7 +17,15 @@
 //   - ties go to the smaller index; probabilities are accumulated in fp32 (kvpress: the query dtype).
 //   - the authors' TOVA does not force the last token; kvpress does, and so does this (its own
 //     weight is almost always the largest, so the sets rarely differ).
-//   - phase decode (one eviction per generated token) is not here yet: this is the prefill step.
+//
+// Phase decode (eviction_step.h), one generated token: the step's attention over the budget's
+// slots and the new token, averaged over every query head of the sequence; the slot (other than
+// the new token) with the smallest mean evicted, the same slot in every KV head (one ranking per
+// layer), ties to the newer token. Differences from the authors' tova_cache.py, and why:
+//   - the authors may evict the token just appended when its own weight is the smallest; kvpress's
+//     convention and this one keep it (forced, as the prefill forces the last token).
+//   - no state carries over (TOVA's scores are each step's attention alone); the cache's tokens are
+//     planted from G-KV (eviction_step.h).
 //
 // Inputs: the family's G-KV cache with its 32-query window, of which q_obs holds the last query
 // (snapkv_scorer.h), so tova compresses the cache snapkv, knorm and streaming_llm do at equal
@@ -39,12 +47,15 @@ class Tova final : public SnapkvScored {
     add_budget("kept tokens per KV head, the last token included");
     add_n_future();
     add_ties();
+    add_decode_step();
   }
 
   SnapkvParams scorer(const Case& c) const override { return last_query_scorer(c); }
 
  protected:
   Keep keep(const Case&) const override { return {0, 1}; }
+  // The step: the new token kept, every other one ranked by this step's attention alone.
+  StepRule step_rule(const Case&) const override { return {1, false, false}; }
 };
 
 }  // namespace

@@ -34,7 +34,7 @@ const std::vector<std::string> kCases = {
 const std::vector<std::string> kOtherMethods = {
     "sagekv/batch=1,q_heads=4,kv_heads=2,head_dim=20,kv_len=450,budget=60,n_sink=5,n_recent=16/f16/s13",
     "sagekv/batch=1,q_heads=6,kv_heads=3,head_dim=1,kv_len=333,budget=40,n_sink=3,n_recent=8/f32/s14",
-    "tova/batch=1,q_heads=6,kv_heads=2,head_dim=37,kv_len=500,budget=50/bf16/s15",
+    "tova/prefill/batch=1,q_heads=6,kv_heads=2,head_dim=37,kv_len=500,budget=50/bf16/s15",
     "adakv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=20000,obs_window=32,budget=2048/bf16/s16",
     "pyramidkv/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=450,obs_window=8,budget=60,layer=2,n_layers=8,"
     "pool=avg_padded,pool_kernel=31/f32/s17",

@@ -34,8 +34,8 @@ class GivenScores final : public ScoredSelection {
     add_n_future();
   }
 
-  TensorMap inputs(const Case& c) const override {
-    TensorMap in = ScoredSelection::inputs(c);
+  TensorMap prefill_inputs(const Case& c) const override {
+    TensorMap in = ScoredSelection::prefill_inputs(c);
     const SelectionParams s = selection(c);
     HostTensor given("given", DType::f64, {score_rows(s), std::max<int64_t>(1, s.candidates)});
     const PhiloxStream u(c.seed, "given", kDomainInputs);
@@ -209,13 +209,16 @@ std::string even_budget(const std::string& method) {
   return "";
 }
 
+// A method's prefill id: the one-shot compression (h2o and tova also have phase decode).
+std::string prefill_of(const Method& m) { return m.info().phases.empty() ? m.info().name : m.info().name + "/prefill"; }
+
 }  // namespace
 
 TEST_CASE("every KV method declares gqa decode over its compacted cache and over the full one, no baseline", "[unit]") {
   for (const Method* m : registry().methods()) {
     if (m->info().family != "kvcomp") continue;
     INFO(m->info().name);
-    const Case c = test::case_from_id(m->info().name + "/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512" +
+    const Case c = test::case_from_id(prefill_of(*m) + "/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512" +
                                       even_budget(m->info().name) + "/bf16/s1");
     const auto comp = c.method->companions(c);
     REQUIRE(comp.size() == 2);
@@ -236,7 +239,7 @@ TEST_CASE("every KV method declares gqa decode over its compacted cache and over
 TEST_CASE("every KV method's K and V must be gathered at the impl's own indices, bit for bit", "[unit]") {
   for (const Method* m : registry().methods()) {
     if (m->info().family != "kvcomp") continue;
-    const Case c = test::case_from_id(m->info().name + "/q_heads=4,kv_heads=2,head_dim=32,kv_len=200,budget=40,n_future=2" +
+    const Case c = test::case_from_id(prefill_of(*m) + "/q_heads=4,kv_heads=2,head_dim=32,kv_len=200,budget=40,n_future=2" +
                                       even_budget(m->info().name) + "/bf16/s1");
     const TensorMap in = c.method->inputs(c);
     const Reference ref = c.method->reference(c, in);
@@ -260,6 +263,7 @@ TEST_CASE("every scored KV method's SET check fails one kept index swapped for t
     bool tested = false;
     for (const std::string& id : ids) {
       const Case c = test::case_from_id(id);
+      if (c.phase == "decode") continue;  // the step's own negative test: eviction_step_test.cpp
       const SelectionParams s = selection_params(c);
       if (!scores_needed(s) || tested) continue;
       INFO(id);

@@ -122,7 +122,7 @@ TEST_CASE("adakv keeps what kvpress's AdaKVPress keeps: the floor boosted, then 
 }
 
 TEST_CASE("tova keeps what kvpress's TOVAPress keeps: the last query's attention averaged over heads", "[unit]") {
-  const Case c = test::method_case("tova", "batch=2,q_heads=8,kv_heads=2,head_dim=32,kv_len=500,budget=50,n_future=2", "f32", 4);
+  const Case c = test::method_case("tova/prefill", "batch=2,q_heads=8,kv_heads=2,head_dim=32,kv_len=500,budget=50,n_future=2", "f32", 4);
   const TensorMap in = c.method->inputs(c);
   // q_obs is the last query of the family's 32-query window, bit for bit (knorm's cache).
   REQUIRE(in.at("q_obs").shape() == Shape{2, 8, 1, 32});
@@ -163,7 +163,7 @@ TEST_CASE("sagekv: sinks, the last token's top-k, the recent window and the last
   }
   // On one KV head with nothing forced but the last token, sagekv is tova.
   const Case sage = test::method_case("sagekv", "batch=2,q_heads=4,kv_heads=1,head_dim=32,kv_len=400,budget=33,n_sink=0,n_recent=0,n_future=2", "f16", 6);
-  const Case tova = test::method_case("tova", "batch=2,q_heads=4,kv_heads=1,head_dim=32,kv_len=400,budget=33,n_future=2", "f16", 6);
+  const Case tova = test::method_case("tova/prefill", "batch=2,q_heads=4,kv_heads=1,head_dim=32,kv_len=400,budget=33,n_future=2", "f16", 6);
   CHECK(kept_rows(sage, sage.method->reference(sage, sage.method->inputs(sage))) ==
         kept_rows(tova, tova.method->reference(tova, tova.method->inputs(tova))));
   // More forced tokens than the prompt: everything.
@@ -196,7 +196,7 @@ TEST_CASE("h2o keeps what kvpress's ObservedAttentionPress keeps: causal column 
   const int64_t T = 120, d = 16, H = 4, G = 2;
   for (const char* mode : {"norm=mean_visible,recent_share=0", "norm=sum,recent_share=0.5"}) {
     INFO(mode);
-    const Case c = test::method_case("h2o", cat("batch=1,q_heads=4,kv_heads=2,head_dim=16,kv_len=120,budget=24,n_future=2,", mode), "f32", 9);
+    const Case c = test::method_case("h2o/prefill", cat("batch=1,q_heads=4,kv_heads=2,head_dim=16,kv_len=120,budget=24,n_future=2,", mode), "f32", 9);
     const TensorMap in = c.method->inputs(c);
     REQUIRE(in.at("q_obs").shape() == Shape{1, H, T, d});
     const bool visible = c.str("norm") == "mean_visible";
@@ -226,7 +226,7 @@ TEST_CASE("h2o keeps what kvpress's ObservedAttentionPress keeps: causal column 
     }
   }
   // The cache is everyone's: the last 32 prompt queries are G-KV's window, the keys its keys.
-  const Case h2o = test::method_case("h2o", "batch=1,q_heads=4,kv_heads=2,head_dim=16,kv_len=120,budget=24,n_future=2", "bf16", 3);
+  const Case h2o = test::method_case("h2o/prefill", "batch=1,q_heads=4,kv_heads=2,head_dim=16,kv_len=120,budget=24,n_future=2", "bf16", 3);
   const Case snap = test::method_case("snapkv", "batch=1,q_heads=4,kv_heads=2,head_dim=16,kv_len=120,obs_window=32,budget=40,n_future=2", "bf16", 3);
   const TensorMap a = h2o.method->inputs(h2o), b = snap.method->inputs(snap);
   for (int64_t h = 0; h < 4; ++h)
