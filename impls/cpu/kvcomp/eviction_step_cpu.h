@@ -64,7 +64,7 @@ class CpuEvictionStep final : public kvcomp::EvictionStepImpl {
   std::string compute_ceiling() const override { return attention_.compute_ceiling(); }
 
  private:
-  static constexpr int64_t kSlotsPerTask = 512;
+  static constexpr int64_t kSlotsPerTask = 512;  // a multiple of every vector width
 
   void row_to_f32_scalar(const void* src, int64_t at) const {
     float* dst = const_cast<float*>(p_.q) + at;

@@ -1,6 +1,6 @@
 // The per-step eviction's scores on the CPU (eviction_step_kernel.inl; semantics:
 // reference/kvcomp/eviction_step_common.h), in fp32 whatever the storage dtype, compiled per ISA:
-//   slot_scores(row, i0, i1)  for slots [i0, i1) of score row `row`: each KV head's key row is
+//   slot_scores(row, i0, i1)  for slots [i0, i1) of score row `row`, W at a time: each KV head's keys are
 //                             widened to fp32 once and dotted with the row's query heads of that
 //                             KV head (q pre-widened, scale folded in); a = the heads' mean of
 //                             exp(logit − lse_h); score = acc + a (accumulate) into every cache
