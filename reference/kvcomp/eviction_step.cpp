@@ -217,8 +217,7 @@ Reference step_reference(const StepSpec& sp, DType dtype, const TensorMap& in) {
           scores_base.set(cr * n + i, base);
         }
         if (step_candidate(s, p) &&
-            (worst < 0 || key < key_row[worst] ||
-             (key == key_row[worst] && p > static_cast<int32_t>(pos.get(src * n + worst)))))
+            (worst < 0 || step_evicts_first(key, p, key_row[worst], static_cast<int32_t>(pos.get(src * n + worst)))))
           worst = i;
       }
       ATTNBENCH_ASSERT(worst >= 0, "a full cache always has a token older than the recent window");

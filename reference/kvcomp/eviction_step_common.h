@@ -56,7 +56,8 @@ ATTNBENCH_HD inline int64_t step_source_row(const StepParams& s, int64_t score_r
 // Whether the token at position pos may be evicted.
 ATTNBENCH_HD inline bool step_candidate(const StepParams& s, int32_t pos) { return pos < s.kv_len - s.recent; }
 // Whether slot a (key ka, position pa) is evicted before slot b: smaller key, then larger position.
-ATTNBENCH_HD inline bool step_evicts_first(float ka, int32_t pa, float kb, int32_t pb) {
+template <typename Key>
+ATTNBENCH_HD inline bool step_evicts_first(Key ka, int32_t pa, Key kb, int32_t pb) {
   return ka < kb || (ka == kb && pa > pb);
 }
 

@@ -37,12 +37,7 @@ class CpuEvictionStep final : public kvcomp::EvictionStepImpl {
   void run() override {
     attention_.run();
     const kvcomp::StepParams& s = p_.s;
-    const size_t q_bytes = static_cast<size_t>(s.head_dim) * dtype_size(p_.dtype);
-    float* q32 = const_cast<float*>(p_.q);
-    for (int64_t bh = 0; bh < int64_t{s.batch} * s.q_heads; ++bh) {
-      row_to_f32_scalar(static_cast<const char*>(q_) + bh * q_bytes, bh * p_.dp);
-      for (int64_t x = 0; x < s.head_dim; ++x) q32[bh * p_.dp + x] *= s.scale;
-    }
+    kernels_->widen_queries(q_, p_.dtype, int64_t{s.batch} * s.q_heads, s.head_dim, p_.dp, s.scale, q32_->ptr<float>());
     const int64_t rows = kvcomp::step_score_rows(s), blocks = (s.slots + kSlotsPerTask - 1) / kSlotsPerTask;
     pool_->parallel_for(rows * blocks, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
@@ -65,18 +60,6 @@ class CpuEvictionStep final : public kvcomp::EvictionStepImpl {
 
  private:
   static constexpr int64_t kSlotsPerTask = 512;  // a multiple of every vector width
-
-  void row_to_f32_scalar(const void* src, int64_t at) const {
-    float* dst = const_cast<float*>(p_.q) + at;
-    for (int64_t x = 0; x < p_.dp; ++x) dst[x] = 0.0f;
-    for (int64_t x = 0; x < p_.s.head_dim; ++x) {
-      switch (p_.dtype) {
-        case DType::f32: dst[x] = static_cast<const float*>(src)[x]; break;
-        case DType::f16: dst[x] = f16_to_f32(static_cast<const uint16_t*>(src)[x]); break;
-        default: dst[x] = bf16_to_f32(static_cast<const uint16_t*>(src)[x]); break;
-      }
-    }
-  }
 
   kvcomp::StepAttention attention_;
   ThreadPool* pool_ = nullptr;

@@ -35,6 +35,8 @@ inline constexpr int64_t kMaxHeadDim = 512;
 
 struct Kernels {
   int vector_width;
+  // rows query rows of head_dim elements (storage dtype) into rows of dp floats, times scale.
+  void (*widen_queries)(const void* q, DType dtype, int64_t rows, int64_t head_dim, int64_t dp, float scale, float* out);
   void (*slot_scores)(const Problem& p, int64_t row, int64_t i0, int64_t i1);
 };
 

@@ -35,6 +35,16 @@ inline V logits(const float* q, const float* keys, int64_t dp) {
   else return attn::fold(attn::fold(quad[0], quad[1]), attn::fold(quad[2], quad[3]));
 }
 
+void widen_queries(const void* q, DType dtype, int64_t rows, int64_t d, int64_t dp, float scale, float* out) {
+  const size_t row_bytes = static_cast<size_t>(d) * dtype_size(dtype);
+  const V sv = S::set1(scale);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* dst = out + r * dp;
+    row_to_f32<S>(static_cast<const char*>(q) + r * row_bytes, dtype, d, dp, dst);
+    for (int64_t x = 0; x < dp; x += W) S::store(dst + x, S::mul(S::load(dst + x), sv));
+  }
+}
+
 void slot_scores(const Problem& p, int64_t row, int64_t i0, int64_t i1) {
   const kvcomp::StepParams& s = p.s;
   alignas(64) float keys[W * (kMaxHeadDim + 16)];
@@ -76,7 +86,8 @@ void slot_scores(const Problem& p, int64_t row, int64_t i0, int64_t i1) {
 namespace attnbench::cpu {
 template <>
 const step::Kernels& isa_kernels<step::Kernels, Isa::ATTNBENCH_ISA>() {
-  static const step::Kernels table{step::ATTNBENCH_ISA::W, &step::ATTNBENCH_ISA::slot_scores};
+  static const step::Kernels table{step::ATTNBENCH_ISA::W, &step::ATTNBENCH_ISA::widen_queries,
+                                   &step::ATTNBENCH_ISA::slot_scores};
   return table;
 }
 }  // namespace attnbench::cpu
