@@ -14,6 +14,18 @@
 // its (sequence, KV head). A row with no visible key has O = 0 and LSE = −inf.
 // scale = 1/sqrt(head_dim).
 //
+// The pattern and logit parameters every attention kernel takes (0 turns each off):
+//   window   the row's visible keys end at `end` (above) and start at end − window: the last
+//            `window` keys, the query's own included (Mistral's and Gemma 2's sliding_window;
+//            FlashAttention's window_size = (window − 1, 0)). Bottom-right aligned like the mask.
+//   sinks    keys [0, sinks) stay visible below the window (StreamingLLM's attention pattern).
+//            Visible set: [0, min(sinks, begin)) ∪ [begin, end), begin = max(0, end − window).
+//   softcap  logit = softcap·tanh(scale·q·k / softcap) (Gemma 2's attn_logit_softcapping).
+//   alibi    logit += −m_h·(p − j), p = len − q_len + i the query's position, m_h the slope of
+//            query head h from the input alibi_slopes [q_heads] f32 (as FlashAttention takes
+//            them); added after the cap.
+// LSE is the log-sum-exp of the final logits.
+//
 // Light on purpose: CUDA device code includes it, and so do the Vulkan shaders, which read only
 // the field list (C++ lives inside __cplusplus).
 #ifndef ATTNBENCH_ATTENTION_COMMON_H
@@ -29,7 +41,11 @@
   X(i32, kv_cap)       /* keys per (sequence, KV head) in memory */              \
   X(i32, causal)                                                                 \
   X(i32, head_lengths) /* 1: kv_len is [batch, kv_heads], else [batch] */        \
-  X(f32, scale)        /* 1 / sqrt(head_dim) */
+  X(f32, scale)        /* 1 / sqrt(head_dim) */                                  \
+  X(i32, window)       /* 0: none; else the last `window` keys of each row */    \
+  X(i32, sinks)        /* first keys visible below the window */                 \
+  X(i32, alibi)        /* 1: ALiBi bias −m_h·(p − j) */                          \
+  X(f32, softcap)      /* 0: none; else softcap·tanh(logit / softcap) */
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -56,6 +72,18 @@ ATTNBENCH_HD inline int64_t visible_end(const AttentionParams& s, int64_t kv_len
   if (!s.causal) return kv_len;
   const int64_t end = kv_len - s.q_len + i + 1;
   return end < 0 ? 0 : (end > kv_len ? kv_len : end);
+}
+
+// First key of the window of a row whose visible keys end at `end` (0 without a window).
+ATTNBENCH_HD inline int64_t window_begin(const AttentionParams& s, int64_t end) {
+  return s.window > 0 && end > s.window ? end - s.window : 0;
+}
+// End of the sink keys a row sees below its window: [0, sink_end).
+ATTNBENCH_HD inline int64_t sink_end(const AttentionParams& s, int64_t begin) { return s.sinks < begin ? s.sinks : begin; }
+// Keys a row sees, sinks and window together.
+ATTNBENCH_HD inline int64_t visible_count(const AttentionParams& s, int64_t end) {
+  const int64_t begin = window_begin(s, end);
+  return end - begin + sink_end(s, begin);
 }
 
 }  // namespace attnbench::attention

@@ -20,12 +20,28 @@ AttentionParams attention_params(const Case& c) {
   if (spec->sharing() == HeadSharing::single) hkv = 1;
   if (spec->sharing() == HeadSharing::grouped) hkv = static_cast<int32_t>(c.i64("kv_heads"));
   const auto d = static_cast<int32_t>(c.i64("head_dim"));
-  return {static_cast<int32_t>(c.i64("batch")), hq, hkv, hq / hkv, d, static_cast<int32_t>(c.i64("q_len")),
-          static_cast<int32_t>(c.i64("kv_len")), c.flag("causal"), c.flag("head_lengths"),
-          static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)))};
+  AttentionParams s{};
+  s.batch = static_cast<int32_t>(c.i64("batch"));
+  s.q_heads = hq;
+  s.kv_heads = hkv;
+  s.group = hq / hkv;
+  s.head_dim = d;
+  s.q_len = static_cast<int32_t>(c.i64("q_len"));
+  s.kv_cap = static_cast<int32_t>(c.i64("kv_len"));
+  s.causal = c.flag("causal");
+  s.head_lengths = c.flag("head_lengths");
+  s.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  if (spec->sliding()) {
+    s.window = static_cast<int32_t>(c.i64("window"));
+    s.sinks = static_cast<int32_t>(c.i64("sinks"));
+  }
+  s.alibi = c.flag("alibi");
+  s.softcap = static_cast<float>(c.f64("softcap"));
+  return s;
 }
 
-AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing) : info_(std::move(info)), sharing_(sharing) {
+AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, bool sliding)
+    : info_(std::move(info)), sharing_(sharing), sliding_(sliding) {
   info_.family = "attention";
   info_.phases = {"prefill", "decode"};
   info_.dtypes = {DType::f32, DType::f16, DType::bf16};
@@ -44,6 +60,20 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing) : info_(std::
   schema_.add({"head_lengths", ParamType::Bool, Value(false), {}, {}, {}, {},
                "per-(sequence, KV head) lengths, kv_len [batch, kv_heads]: (0, 0) has kv_len, the others a "
                "seeded length in [0, kv_len] (the caches per-head KV compression leaves)"});
+  if (sliding_) {
+    schema_.add({"window", ParamType::Int, std::nullopt, {}, 1.0, 1e7, {},
+                 "keys each query sees: the last `window` up to its own (Mistral's sliding_window)"});
+    schema_.add({"sinks", ParamType::Int, Value(int64_t{0}), {}, 0.0, 1e7, {},
+                 "first keys every query also sees below its window (StreamingLLM's sink tokens)"});
+    schema_.rule("window: causal", [](const Params& p, const std::string&) -> std::string {
+      if (p.flag("causal")) return {};
+      return "window needs causal=true: the window is the last keys up to the query's own";
+    });
+  }
+  schema_.add({"softcap", ParamType::Float, Value(0.0), {}, 0.0, 1e6, {},
+               "logit soft-cap: softcap·tanh(logit/softcap), Gemma 2's attn_logit_softcapping; 0 off"});
+  schema_.add({"alibi", ParamType::Bool, Value(false), {}, {}, {}, {},
+               "ALiBi: logit −= m_h·(query position − key position), Press et al.'s slope per query head"});
   schema_.rule("not both ragged and head_lengths", [](const Params& p, const std::string&) -> std::string {
     if (!(p.flag("ragged") && p.flag("head_lengths"))) return {};
     return "ragged=true and head_lengths=true: per-head lengths already vary per sequence";
@@ -90,8 +120,17 @@ std::vector<int64_t> kv_lengths(const Case& c, const AttentionParams& s) {
 double visible_pairs(const AttentionParams& s, const std::vector<int64_t>& len) {
   double pairs = 0;
   for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg)
-    for (int64_t i = 0; i < s.q_len; ++i) pairs += static_cast<double>(visible_end(s, len[bg], i));
+    for (int64_t i = 0; i < s.q_len; ++i) pairs += static_cast<double>(visible_count(s, visible_end(s, len[bg], i)));
   return pairs * static_cast<double>(s.group);
+}
+
+// ALiBi slope of head h of H (Press et al.'s get_slopes): with n the largest power of two ≤ H,
+// heads h < n get 2^(−8(h+1)/n) and the rest every other slope of 2n heads, 2^(−4(2(h−n)+1)/n).
+double alibi_slope(int64_t h, int64_t H) {
+  int64_t n = 1;
+  while (2 * n <= H) n *= 2;
+  return std::exp2(h < n ? -8.0 * static_cast<double>(h + 1) / static_cast<double>(n)
+                         : -4.0 * static_cast<double>(2 * (h - n) + 1) / static_cast<double>(n));
 }
 
 }  // namespace
@@ -114,6 +153,11 @@ TensorMap AttentionSpec::inputs(const Case& c) const {
                                      : HostTensor("kv_len", DType::i32, {s.batch});
   for (int64_t i = 0; i < kv_len.numel(); ++i) kv_len.set(i, static_cast<double>(len[s.head_lengths ? i : i * s.kv_heads]));
   in.emplace("kv_len", std::move(kv_len));
+  if (s.alibi) {  // the slopes in fp32, as kernels take them; the reference reads the same values
+    HostTensor slopes("alibi_slopes", DType::f32, {s.q_heads});
+    for (int64_t h = 0; h < s.q_heads; ++h) slopes.set(h, static_cast<double>(static_cast<float>(alibi_slope(h, s.q_heads))));
+    in.emplace("alibi_slopes", std::move(slopes));
+  }
   return in;
 }
 
@@ -121,9 +165,19 @@ namespace {
 
 // Scratch rows of one thread: inputs converted once per use, with the dtype switch hoisted.
 struct RowScratch {
+  std::vector<double> slopes;  // ALiBi's, per query head (empty without)
   std::vector<double> q, kv, scores;
   std::vector<float> q32, kv32, scores32, acc32;
 };
+
+// f(j) for every key j a row whose visible keys end at `end` sees, in key order: the sinks, then
+// the window (attention_common.h).
+template <typename F>
+void for_visible(const AttentionParams& s, int64_t end, F&& f) {
+  const int64_t begin = window_begin(s, end), sinks = sink_end(s, begin);
+  for (int64_t j = 0; j < sinks; ++j) f(j);
+  for (int64_t j = begin; j < end; ++j) f(j);
+}
 
 // One query row, exactly, in fp64 (two-pass softmax).
 void reference_row(const AttentionParams& s, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b, int64_t h,
@@ -136,33 +190,39 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
     *lse = -INFINITY;
     return;
   }
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d)), cap = s.softcap;
+  const double slope = s.alibi ? w.slopes[h] : 0.0;
+  const auto pos = static_cast<double>(kv_len - s.q_len + i);
   w.q.resize(d);
   w.kv.resize(d);
-  w.scores.resize(end);
+  w.scores.clear();
   q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q.data());
   double m = -INFINITY;
-  for (int64_t j = 0; j < end; ++j) {
+  for_visible(s, end, [&](int64_t j) {
     k.get_row(kv_off + j * d, d, w.kv.data());
     double dot = 0;
     for (int64_t x = 0; x < d; ++x) dot += w.q[x] * w.kv[x];
-    w.scores[j] = scale * dot;
-    m = std::max(m, w.scores[j]);
-  }
+    double logit = scale * dot;
+    if (cap > 0) logit = cap * std::tanh(logit / cap);
+    if (s.alibi) logit -= slope * (pos - static_cast<double>(j));
+    w.scores.push_back(logit);
+    m = std::max(m, logit);
+  });
   double l = 0;
-  for (int64_t j = 0; j < end; ++j) {
-    const double p = std::exp(w.scores[j] - m);
+  size_t n = 0;
+  for_visible(s, end, [&](int64_t j) {
+    const double p = std::exp(w.scores[n++] - m);
     l += p;
     v.get_row(kv_off + j * d, d, w.kv.data());
     for (int64_t x = 0; x < d; ++x) o[x] += p * w.kv[x];
-  }
+  });
   for (int64_t x = 0; x < d; ++x) o[x] /= l;
   *lse = m + std::log(l);
 }
 
 // The same row computed the straightforward way in the case's precision (methodology.md, TOL):
 // inputs in the storage dtype, fp32 dot products and sums in key order, P rounded to the storage
-// dtype before P·V, O rounded to the storage dtype.
+// dtype before P·V, O rounded to the storage dtype; the cap and the bias in fp32 (std::tanh).
 void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b,
                   int64_t h, int64_t i, int64_t kv_len, double* o, double* lse, RowScratch& w) {
   const int64_t d = s.head_dim, g = h / s.group;
@@ -173,28 +233,34 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
     *lse = -INFINITY;
     return;
   }
-  const float scale = s.scale;
+  const float scale = s.scale, cap = s.softcap;
+  const auto slope = static_cast<float>(s.alibi ? w.slopes[h] : 0.0);
+  const auto pos = static_cast<float>(kv_len - s.q_len + i);
   w.q32.resize(d);
   w.kv32.resize(d);
-  w.scores32.resize(end);
+  w.scores32.clear();
   w.acc32.assign(d, 0.0f);
   q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q32.data());
   float m = -INFINITY;
-  for (int64_t j = 0; j < end; ++j) {
+  for_visible(s, end, [&](int64_t j) {
     k.get_row(kv_off + j * d, d, w.kv32.data());
     float dot = 0;
     for (int64_t x = 0; x < d; ++x) dot += w.q32[x] * w.kv32[x];
-    w.scores32[j] = dot * scale;
-    m = std::max(m, w.scores32[j]);
-  }
+    float logit = dot * scale;
+    if (cap > 0) logit = cap * std::tanh(logit / cap);
+    if (s.alibi) logit -= slope * (pos - static_cast<float>(j));
+    w.scores32.push_back(logit);
+    m = std::max(m, logit);
+  });
   float l = 0;
-  for (int64_t j = 0; j < end; ++j) {
-    const float p = std::exp(w.scores32[j] - m);
+  size_t n = 0;
+  for_visible(s, end, [&](int64_t j) {
+    const float p = std::exp(w.scores32[n++] - m);
     l += p;
     const float p_stored = static_cast<float>(round_to(dtype, p));
     v.get_row(kv_off + j * d, d, w.kv32.data());
     for (int64_t x = 0; x < d; ++x) w.acc32[x] += p_stored * w.kv32[x];
-  }
+  });
   for (int64_t x = 0; x < d; ++x) o[x] = round_to(dtype, w.acc32[x] / l);
   *lse = static_cast<double>(m + std::log(l));
 }
@@ -227,6 +293,10 @@ Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
   }
   harness_pool().parallel_for(static_cast<int64_t>(todo.size()), [&](int64_t begin, int64_t end) {
     RowScratch scratch;
+    if (s.alibi) {
+      scratch.slopes.resize(s.q_heads);
+      in.at("alibi_slopes").get_row(0, s.q_heads, scratch.slopes.data());
+    }
     for (int64_t t = begin; t < end; ++t) {
       const int64_t r = todo[t];
       const int64_t i = r % s.q_len, h = (r / s.q_len) % s.q_heads, b = r / (s.q_len * s.q_heads);
@@ -250,8 +320,11 @@ Work AttentionSpec::work(const Case& c) const {
   const double es = static_cast<double>(dtype_size(c.dtype));
   Work w;
   w.flops = 4.0 * static_cast<double>(s.head_dim) * visible_pairs(s, len);
-  double kv_rows = 0;  // valid rows of K (and of V) over every (sequence, KV head)
-  for (int64_t n : len) kv_rows += static_cast<double>(n);
+  double kv_rows = 0;  // rows of K (and of V) some query sees, over every (sequence, KV head)
+  for (int64_t n : len) {
+    const int64_t first_begin = window_begin(s, visible_end(s, n, 0)), last_end = visible_end(s, n, s.q_len - 1);
+    kv_rows += static_cast<double>(std::max<int64_t>(0, last_end - first_begin) + sink_end(s, first_begin));
+  }
   const double q_rows = static_cast<double>(s.batch) * s.q_heads * s.q_len;
   w.bytes = q_rows * s.head_dim * es                                   // Q
             + 2.0 * kv_rows * static_cast<double>(s.head_dim) * es      // K, V (valid rows)
@@ -261,6 +334,12 @@ Work AttentionSpec::work(const Case& c) const {
 }
 
 std::optional<RelatedCase> AttentionSpec::baseline(const Case& c) const {
+  if (sliding_) {  // measured against full causal attention over the same cache
+    RelatedCase r{"baseline", "gqa", c.phase, {}, c.dtype};
+    for (const auto& [name, v] : c.params.items())
+      if (name != "window" && name != "sinks") r.params[name] = v;
+    return r;
+  }
   if (sharing_ == HeadSharing::per_head) return std::nullopt;
   // Measured against exact multi-head attention with one KV head per query head.
   RelatedCase r{"baseline", "mha", c.phase, {}, c.dtype};

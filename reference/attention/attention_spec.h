@@ -1,4 +1,4 @@
-// The method spec shared by mha, mqa and gqa; each has its own file with its registration line.
+// The method spec shared by mha, mqa, gqa and swa; each has its own file with its registration line.
 #pragma once
 
 #include "attention_common.h"
@@ -10,7 +10,8 @@ enum class HeadSharing { per_head /* mha */, single /* mqa */, grouped /* gqa */
 
 class AttentionSpec : public Method {
  public:
-  AttentionSpec(MethodInfo info, HeadSharing sharing);
+  // sliding: the method takes window and sinks (swa); every attention method takes softcap and alibi.
+  AttentionSpec(MethodInfo info, HeadSharing sharing, bool sliding = false);
 
   const MethodInfo& info() const override { return info_; }
   const ParamSchema& schema() const override { return schema_; }
@@ -21,10 +22,12 @@ class AttentionSpec : public Method {
   std::optional<RelatedCase> baseline(const Case& c) const override;
 
   HeadSharing sharing() const { return sharing_; }
+  bool sliding() const { return sliding_; }
 
  private:
   MethodInfo info_;
   HeadSharing sharing_;
+  bool sliding_;
   ParamSchema schema_;
 };
 

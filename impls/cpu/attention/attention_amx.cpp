@@ -74,8 +74,8 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
   const int64_t nr = r1 - r0, d = s.head_dim, dk = pk.dk, dv = pk.dv, group = b * s.kv_heads + g;
   const int64_t row_pairs = (nr + 31) / 32, padded = 32 * row_pairs, chunks = dk / 32;
   const Scratch sc = layout(scratch, pk);
-  int64_t end[kMaxRowsPerTask];
-  const int64_t jmax = visible_ends(P, b, g, r0, nr, 0, s.kv_cap, end);
+  Spans<kMaxRowsPerTask> sp;
+  visible_spans(P, b, g, r0, nr, 0, s.kv_cap, sp);
   for (int64_t rr = 0; rr < padded; ++rr) {
     uint16_t* q = sc.q + rr * dk;
     if (rr < nr) std::memcpy(q, bf16_rows(P.q) + query_row(P, b, g, r0 + rr) * d, d * sizeof(uint16_t));
@@ -87,8 +87,9 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
   std::fill(sc.o, sc.o + padded * dv, 0.0f);
   cpu::amx::load_tile_config();
   const V scale = S::set1(P.scale);
-  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  for (int64_t jb = 0; jb < jmax; jb += BC) {
+  const bool modified = s.softcap > 0 || s.alibi;
+  // Blocks aligned to the packed ones (the window's first block rounded down).
+  for_visible_blocks(sp, 0, BC, BC, [&](int64_t jb, int64_t) {
     const int64_t block = jb / BC;
     // S = Q·Kᵀ, 32 rows × 32 keys at a time.
     const uint16_t* kblock = pk.k + (group * (pk.keys / 16) + block * (BC / 16)) * chunks * kTileElems;
@@ -97,21 +98,22 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
         const uint16_t* k0 = kblock + 2 * kp * chunks * kTileElems;
         cpu::amx::qk_block(sc.q + 32 * rp * dk, dk, k0, k0 + chunks * kTileElems, chunks, sc.s + 32 * rp * BC + 32 * kp, BC);
       }
-    // Online softmax in fp32, as the fp32 kernel does it; keys past a row's end get P = 0.
+    // Online softmax in fp32, as the fp32 kernel does it; keys a row does not see get P = 0.
     for (int64_t rr = 0; rr < nr; ++rr) {
       float* row = sc.s + rr * BC;
       uint16_t* prow = sc.p + rr * BC;
-      const int64_t visible = std::clamp<int64_t>(end[rr] - jb, 0, BC);
-      if (visible == 0) {
+      const BlockMask mask = block_mask(sp, rr, jb, BC);
+      if (mask.visible() == 0) {
         std::fill(prow, prow + BC, uint16_t{0});
         continue;
       }
+      for (int c = 0; c < BC / 16; ++c) S::store(row + 16 * c, S::mul(S::load(row + 16 * c), scale));
+      if (modified) modify_logits(P, sp, rr, jb, row, BC);
+      apply_mask(mask, row, BC);
       V x[BC / 16];
       V mv = S::set1(-INFINITY);
       for (int c = 0; c < BC / 16; ++c) {
-        const __mmask16 in = _mm512_cmplt_epi32_mask(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * c)),
-                                                     _mm512_set1_epi32(static_cast<int>(visible)));
-        x[c] = _mm512_mask_mov_ps(S::set1(-INFINITY), in, S::mul(S::load(row + 16 * c), scale));
+        x[c] = S::load(row + 16 * c);
         mv = S::max(mv, x[c]);
       }
       const float m_new = std::max(sc.m[rr], S::hmax(mv));
@@ -140,7 +142,7 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
       for (int64_t ep = 0; ep < dv / 32; ++ep)
         cpu::amx::pv_block(sc.p + 32 * rp * BC, BC, vblock + 2 * ep * kTileElems, v_step, BC / 32,
                            sc.o + 32 * rp * dv + 32 * ep, dv);
-  }
+  });
   _tile_release();
   for (int64_t rr = 0; rr < nr; ++rr) finish_row(P, b, g, r0, rr, sc.m[rr], sc.l[rr], sc.o + rr * dv, nullptr);
 }

@@ -1,4 +1,4 @@
-// mha, mqa and gqa on the CPU: one impl serving all three (variant "blocked"), multi-threaded on
+// mha, mqa, gqa and swa on the CPU: one impl serving all four (variant "blocked"), multi-threaded on
 // the backend's pool, vectorised with runtime dispatch to AVX-512 (attention_kernel.h), and bf16
 // prefill on AMX tiles where the backend offers them (attention_amx.h; K and V packed first).
 //
@@ -32,21 +32,24 @@ class CpuAttention final : public Impl {
     const int64_t w = kernels_->vector_width;
     problem_ = {s, c.dtype, (s.head_dim + w - 1) / w * w, s.scale,
                 io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io["kv_len"].ptr<int32_t>(),
-                io["O"].ptr(), io["LSE"].ptr<float>()};
+                io["O"].ptr(), io["LSE"].ptr<float>(), s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr};
     rows_ = int64_t{s.group} * s.q_len;
     groups_ = int64_t{s.batch} * s.kv_heads;
     const int64_t threads = pool_->size();
     if (rows_ <= attn::kDirectRows) {
       // Enough splits for about 16 tasks per thread, each at least 1024 keys long: tasks are
       // handed out dynamically, so a thread slowed by other work on the machine costs little.
+      // The splits cut the keys a group's rows see: with a window, its last window + q_len − 1
+      // keys (the sinks go with the first split), so decode time stays flat in kv_len.
       const int64_t want = (16 * threads + groups_ - 1) / groups_;
-      splits_ = std::clamp<int64_t>(std::min<int64_t>(want, s.kv_cap / 1024), 1, 64);
+      span_ = s.window > 0 ? std::min<int64_t>(s.kv_cap, int64_t{s.window} + s.q_len - 1) : s.kv_cap;
+      splits_ = std::clamp<int64_t>(std::min<int64_t>(want, span_ / 1024), 1, 64);
       row_blocks_ = 1;
     } else {
       splits_ = 1;
       row_blocks_ = (rows_ + attn::kMaxRowsPerTask - 1) / attn::kMaxRowsPerTask;
     }
-    split_len_ = splits_ > 1 ? (s.kv_cap + splits_ - 1) / splits_ : s.kv_cap;
+    split_len_ = splits_ > 1 ? (span_ + splits_ - 1) / splits_ : s.kv_cap;
     scratch_stride_ = attn::scratch_floats(problem_.dp);
     // bf16 tasks of many rows on the tiles; decode (few rows) stays bound by reading K and V.
     amx_ = cpu.amx() && c.dtype == DType::bf16 && rows_ > attn::kDirectRows;
@@ -90,7 +93,9 @@ class CpuAttention final : public Impl {
         } else {
           float* base = partials_->ptr<float>() + (group * splits_ + split) * per_split;
           const attn::PartialOut out{base, base + rows_, base + 2 * rows_};
-          kernels_->attend(problem_, b, g, 0, rows_, split * split_len_, (split + 1) * split_len_, my_scratch, &out);
+          const int64_t first = window_first_key(b, g);  // 0 without a window
+          kernels_->attend(problem_, b, g, 0, rows_, split == 0 ? 0 : first + split * split_len_,
+                           first + (split + 1) * split_len_, my_scratch, &out);
         }
       }
     });
@@ -98,6 +103,14 @@ class CpuAttention final : public Impl {
   }
 
  private:
+  // The first key of the window of group (b, g)'s first row: where its splits start.
+  int64_t window_first_key(int64_t b, int64_t g) const {
+    const attention::AttentionParams& s = problem_.s;
+    if (s.window == 0) return 0;
+    const int64_t len = problem_.kv_len[attention::kv_len_index(s, b, g)];
+    return attention::window_begin(s, attention::visible_end(s, len, 0));
+  }
+
   // O = Σ_s e^(m_s − M)·O_s / Σ_s e^(m_s − M)·l_s with M = max_s m_s; LSE = M + log L.
   void merge_splits() {
     const attention::AttentionParams& s = problem_.s;
@@ -148,7 +161,7 @@ class CpuAttention final : public Impl {
   ThreadPool* pool_ = nullptr;
   const attn::KernelTable* kernels_ = nullptr;
   attn::Problem problem_{};
-  int64_t rows_ = 0, groups_ = 0, splits_ = 1, row_blocks_ = 1, split_len_ = 0;
+  int64_t rows_ = 0, groups_ = 0, splits_ = 1, row_blocks_ = 1, split_len_ = 0, span_ = 0;
   size_t scratch_stride_ = 0;
   BufferPtr scratch_, partials_;
   bool amx_ = false;
@@ -162,3 +175,4 @@ class CpuAttention final : public Impl {
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "mha", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "mqa", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "gqa", "cpu", "blocked");
+ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "swa", "cpu", "blocked");

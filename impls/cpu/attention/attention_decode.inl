@@ -158,14 +158,18 @@ inline FewScratch few_layout(float* base, int64_t dp) {
   return f;
 }
 
-// Online softmax over the scores of one block of keys [jb, jb + bc): P overwrites f.s (0 past a
-// row's visible end), f.l accumulates lane-wise sums, f.alpha the rescale of O. m: running maxima.
-inline void softmax_block(const FewScratch& f, int64_t nr, int64_t jb, int64_t bc, const int64_t* end, float* m) {
+// Online softmax over the scores of one block of keys [jb, jb + bc): P overwrites f.s (0 for the
+// keys a row does not see), f.l accumulates lane-wise sums, f.alpha the rescale of O. m: running
+// maxima.
+using FewSpans = Spans<kDirectRows>;
+inline void softmax_block(const Problem& P, const FewScratch& f, int64_t nr, int64_t jb, int64_t bc, const FewSpans& sp,
+                          float* m) {
   const int64_t nv = (bc + W - 1) / W;
+  const bool modified = P.s.softcap > 0 || P.s.alibi;
   for (int64_t rr = 0; rr < nr; ++rr) {
     float* s = f.s + rr * kDecKeys;
-    const int64_t visible = std::clamp<int64_t>(end[rr] - jb, 0, bc);
-    for (int64_t j = visible; j < nv * W; ++j) s[j] = -INFINITY;
+    if (modified) modify_logits(P, sp, rr, jb, s, nv * W);
+    apply_mask(block_mask(sp, rr, jb, bc), s, nv * W);
     V mv = S::load(s);
     for (int64_t x = 1; x < nv; ++x) mv = S::max(mv, S::load(s + x * W));
     const float m_new = std::max(m[rr], S::hmax(mv));
@@ -190,14 +194,14 @@ inline void softmax_block(const FewScratch& f, int64_t nr, int64_t jb, int64_t b
 
 // One block of keys [jb, jb + bc) for nr rows; k and v start at key jb.
 template <class R>
-inline void few_block(const FewScratch& f, int64_t nr, int64_t dp, int64_t jb, int64_t bc, const int64_t* end, const R& k,
-                      const R& v, float* m) {
+inline void few_block(const Problem& P, const FewScratch& f, int64_t nr, int64_t dp, int64_t jb, int64_t bc, const FewSpans& sp,
+                      const R& k, const R& v, float* m) {
   const int64_t nc = dp / W, nv = (bc + W - 1) / W;
   by_row_tiles(nr, [&](int64_t r, auto n) {
     for (int64_t x = 0; x < nv; ++x)
       vector_scores<decltype(n)::value>(f.q + r * dp, dp, nc, k, x * W, bc - 1, f.s + r * kDecKeys + x * W);
   });
-  softmax_block(f, nr, jb, bc, end, m);
+  softmax_block(P, f, nr, jb, bc, sp, m);
   by_row_tiles(nr, [&](int64_t r, auto n) {
     pv_rows_few<decltype(n)::value>(f.s + r * kDecKeys, bc, v, nc, f.o + r * dp, dp, f.alpha + r);
   });
@@ -209,9 +213,9 @@ inline void attend_few(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
                        float* scratch, const PartialOut* partial) {
   const int64_t d = P.s.head_dim, dp = P.dp;
   const FewScratch f = few_layout(scratch, dp);
-  int64_t end[kDirectRows];
+  FewSpans sp;
   float m[kDirectRows];
-  const int64_t jmax = visible_ends(P, b, g, r0, nr, j0, j1, end);
+  visible_spans(P, b, g, r0, nr, j0, j1, sp);
   pack_queries(P, b, g, r0, nr, f.q);
   std::fill(f.o, f.o + nr * dp, 0.0f);
   std::fill(f.l, f.l + nr * W, 0.0f);
@@ -219,10 +223,9 @@ inline void attend_few(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
 
   const int64_t kv0 = (b * P.s.kv_heads + g) * P.s.kv_cap;  // the group's first key row
   const auto run = [&](auto rows_at) {
-    for (int64_t jb = j0; jb < jmax; jb += kDecKeys) {
-      const int64_t bc = std::min<int64_t>(kDecKeys, jmax - jb);
-      few_block(f, nr, dp, jb, bc, end, rows_at(P.k, jb, bc, f.kbuf), rows_at(P.v, jb, bc, f.vbuf), m);
-    }
+    for_visible_blocks(sp, j0, kDecKeys, 1, [&](int64_t jb, int64_t bc) {
+      few_block(P, f, nr, dp, jb, bc, sp, rows_at(P.k, jb, bc, f.kbuf), rows_at(P.v, jb, bc, f.vbuf), m);
+    });
   };
   if (d % W != 0) {
     run([&](const void* base, int64_t jb, int64_t bc, float* buf) {

@@ -31,6 +31,7 @@ struct Problem {
   const int32_t* kv_len;
   void* o;
   float* lse;
+  const float* alibi_slopes;  // [q_heads] with s.alibi, else null
 };
 
 // Where a task's results go: the final O/LSE, or a partial (m, l, unnormalised O) per row when

@@ -99,16 +99,16 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
   const auto& s = P.s;
   const int64_t d = s.head_dim, dp = P.dp;
   const ScratchLayout sc = layout(scratch, dp);
-  int64_t end[kMaxRowsPerTask];
-  const int64_t jmax = visible_ends(P, b, g, r0, nr, j0, j1, end);
+  Spans<kMaxRowsPerTask> sp;
+  visible_spans(P, b, g, r0, nr, j0, j1, sp);
   pack_queries(P, b, g, r0, nr, sc.q);
   std::fill(sc.m, sc.m + nr, -INFINITY);
   std::fill(sc.l, sc.l + nr, 0.0f);
   std::fill(sc.o, sc.o + nr * dp, 0.0f);
   const int64_t kv_base = (b * s.kv_heads + g) * s.kv_cap;
   const bool direct_f32 = P.dtype == DType::f32 && d == dp;  // K/V rows usable in place
-  for (int64_t jb = j0; jb < jmax; jb += BC) {
-    const int64_t bc = std::min<int64_t>(BC, jmax - jb);
+  const bool modified = s.softcap > 0 || s.alibi;
+  for_visible_blocks(sp, j0, BC, 1, [&](int64_t jb, int64_t bc) {
     const float* krow = sc.krow;
     const float* vrow = sc.v;
     if (direct_f32) {
@@ -140,15 +140,16 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
         default: qk_rows<4>(q, dp, d, sc.kt, nc, out); break;
       }
     });
-    // Online softmax; P overwrites S. Keys past a row's causal end get P = 0.
+    // Online softmax; P overwrites S. Keys a row does not see get P = 0.
     for (int64_t rr = 0; rr < nr; ++rr) {
       float* row = sc.p + rr * BC;
-      const int64_t visible = std::clamp<int64_t>(end[rr] - jb, 0, bc);
-      for (int64_t j = visible; j < BC; ++j) row[j] = -INFINITY;
-      if (visible == 0) {
+      const BlockMask mask = block_mask(sp, rr, jb, bc);
+      if (mask.visible() == 0) {
         std::fill(row, row + BC, 0.0f);
         continue;
       }
+      if (modified) modify_logits(P, sp, rr, jb, row, BC);
+      apply_mask(mask, row, BC);
       V mv = S::load(row);
       for (int c = 1; c < BC / W; ++c) mv = S::max(mv, S::load(row + c * W));
       const float m_new = std::max(sc.m[rr], S::hmax(mv));
@@ -180,7 +181,7 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
         default: pv_rows<4>(p, bc, vrow, ldv, o, dp); break;
       }
     });
-  }
+  });
   for (int64_t rr = 0; rr < nr; ++rr) finish_row(P, b, g, r0, rr, sc.m[rr], sc.l[rr], sc.o + rr * dp, partial);
 }
 

@@ -56,17 +56,110 @@ inline void pack_queries(const Problem& P, int64_t b, int64_t g, int64_t r0, int
   }
 }
 
-// Keys each row sees within the task's range [j0, j1): [j0, end[rr]).
-inline int64_t visible_ends(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t nr, int64_t j0, int64_t j1,
-                            int64_t* end) {
-  const int64_t kv_len = P.kv_len[attention::kv_len_index(P.s, b, g)], G = P.s.group;
+// The keys each row of a task sees within the task's range [j0, j1), clipped to it:
+// [j0, sink[rr]) ∪ [lo[rr], hi[rr]) (attention_common.h: the sinks, then the window), with
+// sink ≤ lo ≤ hi; and what the logits need per row (ALiBi's slope and the query's position).
+template <int N>
+struct Spans {
+  int64_t sink[N], lo[N], hi[N];
+  int64_t sink_max = 0, lo_min = 0, hi_max = 0;  // over the rows: the blocks worth visiting
+  float slope[N], pos[N];
+};
+
+template <int N>
+inline void visible_spans(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t nr, int64_t j0, int64_t j1,
+                          Spans<N>& sp) {
+  const auto& s = P.s;
+  const int64_t kv_len = P.kv_len[attention::kv_len_index(s, b, g)], G = s.group;
   j1 = std::min(j1, kv_len);
-  int64_t jmax = j0;
+  sp.sink_max = j0;
+  sp.lo_min = j1;
+  sp.hi_max = j0;
   for (int64_t rr = 0; rr < nr; ++rr) {
-    end[rr] = std::max(j0, std::min(j1, attention::visible_end(P.s, kv_len, (r0 + rr) / G)));
-    jmax = std::max(jmax, end[rr]);
+    const int64_t i = (r0 + rr) / G, end = attention::visible_end(s, kv_len, i);
+    const int64_t begin = attention::window_begin(s, end);
+    sp.hi[rr] = std::max(j0, std::min(j1, end));
+    sp.lo[rr] = std::min(sp.hi[rr], std::max(j0, begin));
+    sp.sink[rr] = std::min(sp.lo[rr], std::max(j0, attention::sink_end(s, begin)));
+    sp.sink_max = std::max(sp.sink_max, sp.sink[rr]);
+    sp.lo_min = std::min(sp.lo_min, sp.lo[rr]);
+    sp.hi_max = std::max(sp.hi_max, sp.hi[rr]);
+    sp.slope[rr] = s.alibi ? P.alibi_slopes[g * G + (r0 + rr) % G] : 0.0f;
+    sp.pos[rr] = static_cast<float>(kv_len - s.q_len + i);
   }
-  return jmax;
+  if (sp.lo_min < sp.sink_max) sp.lo_min = sp.sink_max;  // no gap between sinks and windows
+}
+
+// f(jb, bc) over blocks of at most `block` keys covering every key some row sees, from j0: the
+// sink blocks, then the window blocks, the gap between them skipped (a window's work counts only
+// the keys it sees). A block starting in the gap starts at the window's first key, rounded down
+// to `align` (the AMX kernel's packed blocks).
+template <int N, typename F>
+inline void for_visible_blocks(const Spans<N>& sp, int64_t j0, int64_t block, int64_t align, F&& f) {
+  for (int64_t jb = j0; jb < sp.hi_max;) {
+    if (jb >= sp.sink_max && jb < sp.lo_min) jb = std::max(jb, sp.lo_min / align * align);
+    const int64_t bc = std::min(block, sp.hi_max - jb);
+    f(jb, bc);
+    jb += bc;
+  }
+}
+
+// Keys [jb, jb + bc) of row rr: its visible ones are t < a and lo_t ≤ t < hi_t (block offsets).
+struct BlockMask {
+  int64_t a, lo_t, hi_t;
+  int64_t visible() const { return a + (hi_t - lo_t); }
+};
+template <int N>
+inline BlockMask block_mask(const Spans<N>& sp, int64_t rr, int64_t jb, int64_t bc) {
+  const auto at = [&](int64_t j) { return std::clamp<int64_t>(j - jb, 0, bc); };
+  return {at(sp.sink[rr]), at(sp.lo[rr]), at(sp.hi[rr])};
+}
+// Masked keys of a row's scores set to −inf, through the padded width n.
+inline void apply_mask(const BlockMask& m, float* row, int64_t n) {
+  for (int64_t t = m.a; t < m.lo_t; ++t) row[t] = -INFINITY;
+  for (int64_t t = m.hi_t; t < n; ++t) row[t] = -INFINITY;
+}
+
+// tanh in fp32 to within 5 ulp: the odd rational x·p(x²)/q(x²) of degrees 13 and 6 on x clamped
+// to ±7.9053 (where it reaches 1 in fp32), the approximation Eigen's fast tanh uses. No compare or
+// blend, so it is the same code at every width.
+inline V tanh_v(V x) {
+  const float c = 7.90531110763549805f;
+  x = S::max(S::set1(-c), S::sub(S::zero(), S::max(S::set1(-c), S::sub(S::zero(), x))));
+  const V x2 = S::mul(x, x);
+  V p = S::set1(-2.76076847742355e-16f);
+  p = S::fma(p, x2, S::set1(2.00018790482477e-13f));
+  p = S::fma(p, x2, S::set1(-8.60467152213735e-11f));
+  p = S::fma(p, x2, S::set1(5.12229709037114e-08f));
+  p = S::fma(p, x2, S::set1(1.48572235717979e-05f));
+  p = S::fma(p, x2, S::set1(6.37261928875436e-04f));
+  p = S::fma(p, x2, S::set1(4.89352455891786e-03f));
+  p = S::mul(p, x);
+  V q = S::set1(1.19825839466702e-06f);
+  q = S::fma(q, x2, S::set1(1.18534705686654e-04f));
+  q = S::fma(q, x2, S::set1(2.26843463243900e-03f));
+  q = S::fma(q, x2, S::set1(4.89352518554385e-03f));
+  return S::div(p, q);
+}
+
+// The logit modifiers (attention_common.h) on n scores of row rr for keys jb, jb + 1, ...: the
+// soft-cap, then ALiBi's bias slope·(j − position). n a multiple of W.
+template <int N>
+inline void modify_logits(const Problem& P, const Spans<N>& sp, int64_t rr, int64_t jb, float* row, int64_t n) {
+  const float cap = P.s.softcap;
+  if (cap > 0) {
+    const V c = S::set1(cap), inv = S::set1(1.0f / cap);
+    for (int64_t t = 0; t < n; t += W) S::store(row + t, S::mul(c, tanh_v(S::mul(S::load(row + t), inv))));
+  }
+  if (P.s.alibi) {
+    alignas(64) float offs[W];
+    for (int t = 0; t < W; ++t) offs[t] = static_cast<float>(t);
+    const V slope = S::set1(sp.slope[rr]), lanes = S::load(offs);
+    for (int64_t t = 0; t < n; t += W) {
+      const V dist = S::add(S::set1(static_cast<float>(jb + t) - sp.pos[rr]), lanes);  // exact below 2^24
+      S::store(row + t, S::fma(slope, dist, S::load(row + t)));
+    }
+  }
 }
 
 // Row rr's unnormalised o (dp floats, overwritten), running max m and sum l: into the partial

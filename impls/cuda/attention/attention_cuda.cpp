@@ -165,6 +165,7 @@ class CudaAttention : public Impl {
     p.kv_len = io["kv_len"].ptr<int32_t>();
     p.o = io["O"].ptr();
     p.lse = io["LSE"].ptr<float>();
+    p.alibi_slopes = s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr;
     p.s = s;
     p.scale_log2 = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)) * 1.4426950408889634074);  // scale·log2(e)
 
@@ -174,7 +175,9 @@ class CudaAttention : public Impl {
     if (kernel_.splits_kv) {
       const int64_t base = int64_t{s.batch} * s.kv_heads * row_blocks_;
       const int64_t slots = static_cast<int64_t>(be.props().multiProcessorCount) * ctas_per_sm;
-      const int64_t max_splits = std::clamp<int64_t>(s.kv_cap / std::max(1, kernel_.shape.min_keys_per_split), 1,
+      // Splits cut the keys the rows see: with a window, its last window + q_len − 1.
+      const int64_t span = s.window > 0 ? std::min<int64_t>(s.kv_cap, int64_t{s.window} + s.q_len - 1) : s.kv_cap;
+      const int64_t max_splits = std::clamp<int64_t>(span / std::max(1, kernel_.shape.min_keys_per_split), 1,
                                                      attn::kMaxSplits);
       p.splits = choose_splits(base, slots, max_splits);
     }
@@ -223,6 +226,9 @@ class CudaAttentionMma final : public CudaAttention {
       return Support::no(cat(dtype_name(c.dtype), ": the mma variant takes f16 and bf16 (tensor cores)"));
     if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
       return Support::no(cat("head_dim=", s.head_dim, ": the mma variant needs 64, 128 or 256"));
+    if (s.window > 0 || s.softcap > 0 || s.alibi)
+      return Support::no("window, softcap and alibi are taken by the general variant; the mma kernels do not mask or "
+                         "modify logits beyond the causal mask");
     return common_limits(c, s, *mma_kernel(c), limits);
   }
 
@@ -253,3 +259,4 @@ ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionMma, "gqa", "cuda", "mma");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "mha", "cuda", "general");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "mqa", "cuda", "general");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "gqa", "cuda", "general");
+ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "swa", "cuda", "general");

@@ -28,6 +28,7 @@ struct Params {
   const int32_t* kv_len;  // [batch], or [batch, kv_heads] with s.head_lengths
   void* o;                // [batch, q_heads, q_len, head_dim]      Elem
   float* lse;             // [batch, q_heads, q_len]                natural log
+  const float* alibi_slopes;  // [q_heads] f32 with s.alibi, else null
   // Split-KV partials ([splits][rows][head_dim] and [splits][rows], rows = batch·q_heads·q_len,
   // row index as LSE's); null when splits == 1 and the kernel writes O and LSE itself.
   float* part_o;
@@ -65,7 +66,8 @@ cudaError_t decode_mma_configure(int* ctas_per_sm);
 template <Elem E, int D, int MT>
 cudaError_t decode_mma_launch(const Params& p, int row_blocks, cudaStream_t stream);
 
-// general: CUDA cores, any element type, head_dim ≤ DMAX (64, 128, 256 or 512), split-KV or not.
+// general: CUDA cores, any element type, head_dim ≤ DMAX (64, 128, 256 or 512), split-KV or not;
+// the one family that takes the window, sinks, soft-cap and ALiBi.
 template <Elem E, int DMAX>
 LaunchShape general_shape();
 template <Elem E, int DMAX>

@@ -55,8 +55,18 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   const int D = p.s.head_dim;
   const SplitBlock<ROWS> blk(p);
   const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
-  const KeyRange keys = split_keys<BN>(blk.n_end, p.splits, split);
-  const int c0 = keys.begin, c1 = keys.end, n_tiles = keys.tiles;  // this split's keys [c0, c1)
+  // The block's rows see [0, sinks) ∪ [n_begin, n_end): the splits share the window's keys from
+  // the first row's window start (0 without a window), and split 0 also takes the sink tiles
+  // below it, so the work counts only keys some row sees.
+  const int n_begin = window_begin(p.s, visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal));
+  const int sink_keys =
+      split == 0 ? min(n_begin, sink_end(p.s, window_begin(p.s, blk.n_end))) : 0;  // the last row has the most sinks
+  const int sink_tiles = (sink_keys + BN - 1) / BN;
+  const KeyRange keys = split_keys<BN>(blk.n_end - n_begin, p.splits, split);
+  const int c0 = n_begin + keys.begin, c1 = n_begin + keys.end;  // this split's window keys [c0, c1)
+  const int n_tiles = sink_tiles + keys.tiles;
+  const auto tile_first = [&](int tile) { return tile < sink_tiles ? tile * BN : c0 + (tile - sink_tiles) * BN; };
+  const auto tile_limit = [&](int tile) { return tile < sink_tiles ? sink_keys : c1; };
 
   const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
   const T* k_head = static_cast<const T*>(p.k) + head;
@@ -77,13 +87,13 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   const int x0 = tid % kColsPass, j0 = tid / kColsPass;
   float k_reg[LPT], v_reg[LPT];
   const auto load_tile = [&](int tile) {
-    const int key = c0 + tile * BN + j0;
+    const int key = tile_first(tile) + j0, limit = tile_limit(tile);
     const T* k_src = k_head + static_cast<int64_t>(key) * D + x0;
     const T* v_src = v_head + static_cast<int64_t>(key) * D + x0;
 #pragma unroll
     for (int u = 0; u < LPT; ++u) {
       const int dj = (u / kColGroups) * kRowsPass, dx = (u % kColGroups) * kColsPass;
-      const bool ok = x0 + dx < D && key + dj < c1;
+      const bool ok = x0 + dx < D && key + dj < limit;
       const int64_t at = static_cast<int64_t>(dj) * D + dx;
       k_reg[u] = ok ? to_f32(k_src[at]) : 0.0f;
       v_reg[u] = ok ? to_f32(v_src[at]) : 0.0f;
@@ -91,8 +101,12 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   };
   if (n_tiles > 0) load_tile(0);
 
-  const int row = r0 + ty;
-  const int key_limit = min(c1, visible_end(kv_len, p.s.q_len, min(row, R - 1) / G, p.s.causal));
+  const int row = r0 + ty, row_pos = min(row, R - 1) / G;
+  const int row_end = visible_end(kv_len, p.s.q_len, row_pos, p.s.causal);
+  const int row_begin = window_begin(p.s, row_end), row_sinks = sink_end(p.s, row_begin);
+  const bool modified = p.s.softcap > 0.0f || p.s.alibi;
+  const float slope = p.s.alibi ? p.alibi_slopes[g * G + min(row, R - 1) % G] : 0.0f;
+  const float query_pos = static_cast<float>(kv_len - p.s.q_len + row_pos), inv_scale = 1.0f / p.s.scale;
   float o[CPT];
 #pragma unroll
   for (int c = 0; c < CPT; ++c) o[c] = 0.0f;
@@ -120,11 +134,15 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
 #pragma unroll
       for (int k = 0; k < KPT; ++k) s[k] = fmaf(qv, k_s[(tx + 8 * k) * STRIDE + x], s[k]);
     }
-    const int key0 = c0 + t * BN;
+    const int key0 = tile_first(t), limit = tile_limit(t);
     float tile_max = kNegInf;
 #pragma unroll
     for (int k = 0; k < KPT; ++k) {
-      if (key0 + tx + 8 * k >= key_limit) s[k] = kNegInf;
+      const int key = key0 + tx + 8 * k;
+      // s stays in units of the scaled score (sl2 folds the scale in): a modified logit goes back
+      // through 1/scale.
+      if (modified) s[k] = final_logit(p.s, s[k] * p.s.scale, key, slope, query_pos) * inv_scale;
+      if (key >= limit || key >= row_end || (key < row_begin && key >= row_sinks)) s[k] = kNegInf;
       tile_max = fmaxf(tile_max, s[k]);
     }
     // The row's 8 threads are lanes 8·(ty % 4) .. +7 of one warp.

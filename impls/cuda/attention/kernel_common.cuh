@@ -63,6 +63,21 @@ __device__ __forceinline__ int visible_end(int kv_len, int q_len, int i, bool ca
   return end < 0 ? 0 : (end > kv_len ? kv_len : end);
 }
 
+// The window and sinks (attention_common.h): a row whose keys end at `end` sees
+// [0, sink_end(begin)) ∪ [begin, end), begin = window_begin(end). 32-bit twins.
+__device__ __forceinline__ int window_begin(const attention::AttentionParams& s, int end) {
+  return s.window > 0 && end > s.window ? end - s.window : 0;
+}
+__device__ __forceinline__ int sink_end(const attention::AttentionParams& s, int begin) { return min(s.sinks, begin); }
+
+// The final logit of a scaled score (attention_common.h): soft-cap (tanhf, 2 ulp), then ALiBi's
+// slope·(key − pos), pos the query's position.
+__device__ __forceinline__ float final_logit(const attention::AttentionParams& s, float logit, int key, float slope, float pos) {
+  if (s.softcap > 0.0f) logit = s.softcap * tanhf(logit / s.softcap);
+  if (s.alibi) logit = fmaf(slope, static_cast<float>(key) - pos, logit);
+  return logit;
+}
+
 // The Q/O/LSE row (b, h, i) of packed row r of KV head g (attention_launch.h): multiply by
 // head_dim for Q and O.
 __device__ __forceinline__ int64_t packed_row_index(const Params& p, int b, int g, int r) {

@@ -18,9 +18,9 @@ Push base_push(const attention::AttentionParams& s) {
   return p;
 }
 
-// The keys' splits (split_keys) and the grid they give.
-void choose_splits(Push& push, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t forced) {
-  const KeySplits k = split_keys(static_cast<uint32_t>(push.s.kv_cap), base_groups, target, step, forced);
+// The keys' splits (split_keys over `keys` of them) and the grid they give.
+void choose_splits(Push& push, uint32_t keys, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t forced) {
+  const KeySplits k = split_keys(keys, base_groups, target, step, forced);
   push.plan.splits = k.splits;
   push.plan.split_len = k.split_len;
   push.plan.groups = static_cast<uint32_t>(base_groups * k.splits);
@@ -59,7 +59,10 @@ Plan plan_split_kv(const attention::AttentionParams& s, DType dtype, const Devic
   p.push.plan.row_blocks = row_blocks;
   const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * row_blocks;
   // About 16 workgroups per compute unit: several waves, so the last one leaves little idle.
-  choose_splits(p.push, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, d.forced_splits);
+  // The splits cut the keys the rows see (attention_decode.comp): with a window, the last
+  // window + q_len − 1 of them from the first row's window start, so the work stays flat in kv_len.
+  const uint32_t keys = s.window > 0 ? std::min<uint32_t>(s.kv_cap, s.window + s.q_len - 1) : s.kv_cap;
+  choose_splits(p.push, keys, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, d.forced_splits);
   p.shader = "attention_decode";
   p.constants = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, vec16(D, dtype_size(dtype))};
   p.partial_stride = 8 * nch;
@@ -87,7 +90,7 @@ Plan plan_tiled(const attention::AttentionParams& s, DType dtype, const DeviceVi
     const uint32_t rows = p.push.plan.rows;
     p.push.plan.row_blocks = ceil_div(std::max(rows, 1u), br);
     const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * p.push.plan.row_blocks;
-    choose_splits(p.push, base, uint64_t{2} * d.cus, bc, d.forced_splits);
+    choose_splits(p.push, static_cast<uint32_t>(s.kv_cap), base, uint64_t{2} * d.cus, bc, d.forced_splits);
     p.shader = "attention_prefill";
     p.constants = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, vec16(D, dtype_size(dtype))};
     p.partial_stride = dp;
@@ -194,7 +197,7 @@ Plan plan_coopmat_nv(const attention::AttentionParams& s, DType dtype, const Dev
   p.push = base_push(s);
   p.push.plan.row_blocks = ceil_div(std::max(p.push.plan.rows, 1u), br);
   const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * p.push.plan.row_blocks;
-  choose_splits(p.push, base, uint64_t{2} * d.cus, bc, d.forced_splits);
+  choose_splits(p.push, static_cast<uint32_t>(s.kv_cap), base, uint64_t{2} * d.cus, bc, d.forced_splits);
   p.shader = "attention_prefill_coopmat_nv";
   p.constants = {nt, D, bc, 16, nn, 16, sg, static_cast<uint32_t>(shared_words(bc))};
   p.partial_stride = D;

@@ -24,8 +24,11 @@ class VulkanAttention : public Impl {
     const bool split = plan_.push.plan.splits > 1;
     part_ml_ = be_->allocator().allocate(split ? attn::partial_ml_bytes(s, plan_) : 16, "attention.partial_ml");
     part_o_ = be_->allocator().allocate(split ? attn::partial_o_bytes(s, plan_) : 16, "attention.partial_o");
-    const Pipeline& main = be_->pipeline(plan_.shader, plan_.constants, 8);
-    main_ = be_->bind(main, {&io["q"], &io["k"], &io["v"], &io["kv_len"], &io["O"], &io["LSE"], part_ml_.get(), part_o_.get()});
+    const Pipeline& main = be_->pipeline(plan_.shader, plan_.constants, 9);
+    // Without ALiBi the slopes binding is never read; q stands in for it.
+    Buffer* slopes = s.alibi ? &io["alibi_slopes"] : &io["q"];
+    main_ = be_->bind(main, {&io["q"], &io["k"], &io["v"], &io["kv_len"], &io["O"], &io["LSE"], part_ml_.get(), part_o_.get(),
+                             slopes});
     if (split) {
       const uint32_t nt = std::max(64u, be_->caps().max_subgroup_size);
       const Pipeline& merge = be_->pipeline(
@@ -82,6 +85,8 @@ class CoopmatNvAttention final : public VulkanAttention {
 ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "mha", "vulkan", "portable");
 ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "mqa", "vulkan", "portable");
 ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "gqa", "vulkan", "portable");
+ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "swa", "vulkan", "portable");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "mha", "vulkan", "coopmat_nv");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "mqa", "vulkan", "coopmat_nv");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "gqa", "vulkan", "coopmat_nv");
+ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "swa", "vulkan", "coopmat_nv");

@@ -37,6 +37,41 @@ uint visible_end(uint kv_len, uint i) {
   return uint(clamp(int(kv_len) - pc.s.q_len + int(i) + 1, 0, int(kv_len)));
 }
 
+// The window and sinks (attention_common.h): a row whose keys end at `end` sees
+// [0, sink_end(begin)) ∪ [begin, end), begin = window_begin(end).
+uint window_begin(uint end) { return pc.s.window > 0 && end > uint(pc.s.window) ? end - uint(pc.s.window) : 0u; }
+uint sink_end(uint begin) { return min(uint(pc.s.sinks), begin); }
+bool key_visible(uint n, uint sink, uint begin, uint end) { return n < end && (n >= begin || n < sink); }
+
+// tanh in fp32 to within 5 ulp wherever +, ×, / are correctly rounded: the odd rational
+// x·p(x²)/q(x²) of degrees 13 and 6 on x clamped to ±7.9053, where it reaches 1 (the CPU
+// kernel's tanh_v; GLSL's own tanh has no precision the spec promises).
+float rational_tanh(float x) {
+  precise float c = clamp(x, -7.90531110763549805, 7.90531110763549805);
+  precise float x2 = c * c;
+  precise float p = -2.76076847742355e-16;
+  p = p * x2 + 2.00018790482477e-13;
+  p = p * x2 - 8.60467152213735e-11;
+  p = p * x2 + 5.12229709037114e-08;
+  p = p * x2 + 1.48572235717979e-05;
+  p = p * x2 + 6.37261928875436e-04;
+  p = p * x2 + 4.89352455891786e-03;
+  p = p * c;
+  precise float q = 1.19825839466702e-06;
+  q = q * x2 + 1.18534705686654e-04;
+  q = q * x2 + 2.26843463243900e-03;
+  q = q * x2 + 4.89352518554385e-03;
+  return p / q;
+}
+
+// The final logit of a scaled score s for key n (attention_common.h): soft-cap, then ALiBi's
+// slope·(n − pos) with pos the query's position. Both off: s unchanged.
+float final_logit(float s, uint n, float slope, float pos) {
+  if (pc.s.softcap > 0.0) s = pc.s.softcap * rational_tanh(s / pc.s.softcap);
+  if (pc.s.alibi != 0) s += slope * (float(n) - pos);
+  return s;
+}
+
 uint workgroup_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 
 #endif

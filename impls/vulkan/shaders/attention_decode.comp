@@ -42,6 +42,7 @@ layout(binding = 4) writeonly buffer O16 { uint16_t o2[]; };
 layout(binding = 5) writeonly buffer Lse { float lse[]; };
 layout(binding = 6) writeonly buffer PartMl { vec2 part_ml[]; };
 layout(binding = 7) writeonly buffer PartO { vec4 part_o[]; };
+layout(binding = 8) readonly buffer Slopes { float alibi_slopes[]; };  // [q_heads] with alibi
 
 DEFINE_LOAD8(load_q, q4, q2, q1)
 DEFINE_LOAD8(load_k, k4, k2, k1)
@@ -68,11 +69,13 @@ void main() {
   float q[RB][E];
   float acc[RB][E];
   float m[RB], l[RB];
-  uint vend[RB];
-  uint block_end = 0u;
+  uint vend[RB], vbeg[RB], vsink[RB];
+  float slope[RB], qpos[RB];
+  uint block_end = 0u, sink_max = 0u, begin_min = 0xffffffffu;
   for (uint rr = 0u; rr < RB; ++rr) {
     const uint r = rb * RB + rr;
-    vend[rr] = 0u;
+    vend[rr] = vbeg[rr] = vsink[rr] = 0u;
+    slope[rr] = qpos[rr] = 0.0;
     m[rr] = NEG_INF;
     l[rr] = 0.0;
     for (uint x = 0u; x < E; ++x) {
@@ -82,7 +85,13 @@ void main() {
     if (r >= pc.plan.rows) continue;
     const uint i = pos_of(r);
     vend[rr] = visible_end(kvlen, i);
+    vbeg[rr] = window_begin(vend[rr]);
+    vsink[rr] = sink_end(vbeg[rr]);
+    if (pc.s.alibi != 0) slope[rr] = alibi_slopes[head_of(kvh, r)];
+    qpos[rr] = float(int(kvlen) - pc.s.q_len + int(i));
     block_end = max(block_end, vend[rr]);
+    sink_max = max(sink_max, vsink[rr]);
+    begin_min = min(begin_min, vbeg[rr]);
     const uint qbase = out_row(b, head_of(kvh, r), i) * D;
     for (uint j = 0u; j < CPL; ++j) {
       const uint c = lane + j * T;
@@ -96,10 +105,15 @@ void main() {
     }
   }
 
-  const uint k0 = split * pc.plan.split_len;
-  const uint k1 = min(k0 + pc.plan.split_len, block_end);
+  // The splits cut the keys the group's rows see: from its first row's window start (0 without
+  // a window), the sinks going with split 0; the gap between sinks and window is skipped.
+  const uint first = window_begin(visible_end(kvlen, 0u));
+  const uint k0 = split == 0u ? 0u : first + split * pc.plan.split_len;
+  const uint k1 = min(first + (split + 1u) * pc.plan.split_len, block_end);
   const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
   for (uint base = k0; base < k1; base += NG * U) {
+    if (base >= sink_max && base < begin_min) base = begin_min;
+    if (base >= k1) break;
     // Every load of the step is issued before the first use.
     vec4 kk[U][CPL][2], vv[U][CPL][2];
     for (uint u = 0u; u < U; ++u) {
@@ -128,7 +142,7 @@ void main() {
       float mt = NEG_INF;
       for (uint u = 0u; u < U; ++u) {
         const uint n = base + u * NG + grp;
-        if (n >= k1 || n >= vend[rr]) s[u] = NEG_INF;
+        s[u] = n < k1 && key_visible(n, vsink[rr], vbeg[rr], vend[rr]) ? final_logit(s[u], n, slope[rr], qpos[rr]) : NEG_INF;
         mt = max(mt, s[u]);
       }
       if (mt == NEG_INF) continue;  // nothing visible to this row in this step

@@ -43,6 +43,7 @@ layout(binding = 4) writeonly buffer O16 { uint16_t o2[]; };
 layout(binding = 5) writeonly buffer Lse { float lse[]; };
 layout(binding = 6) writeonly buffer PartMl { vec2 part_ml[]; };
 layout(binding = 7) writeonly buffer PartO { vec4 part_o[]; };
+layout(binding = 8) readonly buffer Slopes { float alibi_slopes[]; };  // [q_heads] with alibi
 
 DEFINE_LOAD8(load_q, q4, q2, q1)
 DEFINE_LOAD8(load_k, k4, k2, k1)
@@ -75,12 +76,16 @@ void main() {
     Qs[lr * DP4 + c * 2u + 1u] = hi;
   }
 
-  uint vend[TM];
-  float m[TM], l[TM];
+  uint vend[TM], vbeg[TM], vsink[TM];
+  float m[TM], l[TM], slope[TM], qpos[TM];
   vec4 acc[TM][DPT4];
   for (uint tm = 0u; tm < TM; ++tm) {
     const uint r = rb * BR + rg * TM + tm;
     vend[tm] = r < pc.plan.rows ? visible_end(kvlen, pos_of(r)) : 0u;
+    vbeg[tm] = window_begin(vend[tm]);
+    vsink[tm] = sink_end(vbeg[tm]);
+    slope[tm] = pc.s.alibi != 0 && r < pc.plan.rows ? alibi_slopes[head_of(kvh, r)] : 0.0;
+    qpos[tm] = float(int(kvlen) - pc.s.q_len + int(pos_of(r)));
     m[tm] = NEG_INF;
     l[tm] = 0.0;
     for (uint j = 0u; j < DPT4; ++j) acc[tm][j] = vec4(0.0);
@@ -90,8 +95,14 @@ void main() {
   const uint k0 = split * pc.plan.split_len;
   const uint k1 = min(k0 + pc.plan.split_len, visible_end(kvlen, pos_of(last)));
   const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
+  // Keys no row of the block sees (between the last row's sinks and the first row's window) are
+  // skipped: the first row has the earliest window, the last the most sinks.
+  const uint begin_min = window_begin(visible_end(kvlen, pos_of(rb * BR)));
+  const uint sink_max = sink_end(window_begin(visible_end(kvlen, pos_of(last))));
 
   for (uint t0 = k0; t0 < k1; t0 += BC) {
+    if (t0 >= sink_max && t0 < begin_min) t0 = begin_min;
+    if (t0 >= k1) break;
     barrier();  // the previous tile's readers are done
     for (uint idx = tid; idx < BC * NCH; idx += NT) {
       const uint key = idx / NCH, c = idx % NCH, n = t0 + key;
@@ -123,7 +134,8 @@ void main() {
       float mt = NEG_INF;
       for (uint jn = 0u; jn < TN; ++jn) {
         const uint n = t0 + ct + jn * CT;
-        s[tm][jn] = (n < k1 && n < vend[tm]) ? s[tm][jn] * pc.s.scale : NEG_INF;
+        s[tm][jn] = n < k1 && key_visible(n, vsink[tm], vbeg[tm], vend[tm])
+                        ? final_logit(s[tm][jn] * pc.s.scale, n, slope[tm], qpos[tm]) : NEG_INF;
         mt = max(mt, s[tm][jn]);
       }
       for (uint o = 1u; o < CT; o <<= 1u) mt = max(mt, subgroupShuffleXor(mt, o));

@@ -64,6 +64,7 @@ layout(binding = 4) writeonly buffer O16 { uint16_t o2[]; };
 layout(binding = 5) writeonly buffer Lse { float lse[]; };
 layout(binding = 6) writeonly buffer PartMl { vec2 part_ml[]; };
 layout(binding = 7) writeonly buffer PartO { float part_o[]; };
+layout(binding = 8) readonly buffer Slopes { float alibi_slopes[]; };  // [q_heads] with alibi
 
 shared SmemH { float16_t h[SMEM_WORDS * 2u]; } smh;
 shared SmemV { uvec4 v[SMEM_WORDS / 4u]; } smv;
@@ -100,6 +101,9 @@ void main() {
 
   const uint r = rb * BR + w * MM + row;
   const uint vend = r < pc.plan.rows ? visible_end(kvlen, pos_of(r)) : 0u;
+  const uint vbeg = window_begin(vend), vsink = sink_end(vbeg);
+  const float slope = pc.s.alibi != 0 && r < pc.plan.rows ? alibi_slopes[head_of(kvh, r)] : 0.0;
+  const float qpos = float(int(kvlen) - pc.s.q_len + int(pos_of(r)));
   float m = NEG_INF, l = 0.0;
   MatC o[D / NN];
   for (uint j = 0u; j < D / NN; ++j) o[j] = MatC(0.0);
@@ -108,8 +112,13 @@ void main() {
   const uint k0 = split * pc.plan.split_len;
   const uint k1 = min(k0 + pc.plan.split_len, visible_end(kvlen, pos_of(last)));
   const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
+  // Keys no row of the block sees (between the last row's sinks and the first row's window).
+  const uint begin_min = window_begin(visible_end(kvlen, pos_of(rb * BR)));
+  const uint sink_max = sink_end(window_begin(visible_end(kvlen, pos_of(last))));
 
   for (uint t0 = k0; t0 < k1; t0 += BC) {
+    if (t0 >= sink_max && t0 < begin_min) t0 = begin_min;
+    if (t0 >= k1) break;
     barrier();  // every warp is done with the previous tile (or the Q staging)
     for (uint idx = tid; idx < BC * D8; idx += NT) {
       const uint key = idx / D8, c = idx % D8, n = t0 + key;
@@ -138,7 +147,8 @@ void main() {
     float mt = NEG_INF;
     for (uint c = 0u; c < CPR; ++c) {
       const uint col = part + c * LPR, n = t0 + col;
-      sv[c] = (n < k1 && n < vend) ? smf.f[sbase + row * SS + col] * pc.s.scale : NEG_INF;
+      sv[c] = n < k1 && key_visible(n, vsink, vbeg, vend) ? final_logit(smf.f[sbase + row * SS + col] * pc.s.scale, n, slope, qpos)
+                                                         : NEG_INF;
       mt = max(mt, sv[c]);
     }
     for (uint off = 1u; off < LPR; off <<= 1u) mt = max(mt, subgroupShuffleXor(mt, off));

@@ -1,0 +1,83 @@
+// What every backend's tests of the attention patterns check (window, sinks, soft-cap, ALiBi;
+// reference/attention/attention_common.h). A backend's test calls these with its backend and the
+// variant that takes the patterns.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reference/attention/attention_common.h"
+#include "support.h"
+
+namespace attnbench::test {
+
+// The edges: window 1 (the query's own key), a window inside a block, sinks only below a window,
+// GQA groups 1, 4 and 7, head dims 64/80/128, ragged and per-head lengths, decode and prefill, one
+// key, 4097 keys, soft-cap and ALiBi alone and with a window.
+inline const std::vector<std::string> kAttentionPatternCases = {
+    "swa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=128,q_len=197,kv_len=333,window=1/f32/s1",
+    "swa/prefill/batch=2,q_heads=14,kv_heads=2,head_dim=80,q_len=100,kv_len=300,window=37,sinks=4,ragged=true/bf16/s2",
+    "swa/prefill/batch=1,q_heads=4,kv_heads=4,head_dim=64,q_len=300,kv_len=300,window=50,sinks=8,softcap=25,alibi=true/f16/s3",
+    "swa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=4097,window=1000,sinks=4/f16/s4",
+    "swa/decode/batch=2,q_heads=8,kv_heads=8,head_dim=64,kv_len=1,window=4/f32/s5",
+    "swa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=600,window=64,head_lengths=true/bf16/s6",
+    "gqa/prefill/batch=2,q_heads=14,kv_heads=2,head_dim=128,q_len=77,kv_len=333,softcap=20/f32/s7",
+    "gqa/decode/batch=2,q_heads=28,kv_heads=4,head_dim=128,kv_len=3000,alibi=true/f32/s8",
+    "mha/prefill/batch=1,q_heads=12,head_dim=80,q_len=129,kv_len=129,alibi=true,softcap=30/bf16/s9",
+};
+
+// Pairs (swa with window ≥ kv_len, the same gqa case): plain causal attention, to the bit.
+inline const std::vector<std::pair<std::string, std::string>> kWindowCoversAll = {
+    {"swa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=128,q_len=197,kv_len=333,window=333/f32/s1",
+     "gqa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=128,q_len=197,kv_len=333/f32/s1"},
+    {"swa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=64,q_len=64,kv_len=100,window=5000,ragged=true/bf16/s2",
+     "gqa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=64,q_len=64,kv_len=100,ragged=true/bf16/s2"},
+    {"swa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=5000,window=5000/f16/s3",
+     "gqa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=5000/f16/s3"},
+};
+
+// Each pair's rows pass and have the same outputs, bit for bit; returns what did not hold.
+inline std::vector<std::string> window_covers_all_mismatches(Backend& backend, const std::string& variant) {
+  std::vector<std::string> bad;
+  for (const auto& [swa, gqa] : kWindowCoversAll) {
+    const std::vector<RowResult> a = check_case(case_from_id(swa), backend), b = check_case(case_from_id(gqa), backend);
+    const auto of = [&](const std::vector<RowResult>& rows) -> const RowResult* {
+      for (const RowResult& r : rows)
+        if (r.record.variant == variant) return &r;
+      return nullptr;
+    };
+    const RowResult *x = of(a), *y = of(b);
+    if (!x || !y) {
+      bad.push_back(swa + ": no row of variant " + variant);
+    } else if (status_and_reason(*x) != "pass " || status_and_reason(*y) != "pass ") {
+      bad.push_back(swa + ": " + status_and_reason(*x) + " / " + status_and_reason(*y));
+    } else if (output_hash(*x) != output_hash(*y)) {
+      bad.push_back(swa + ": outputs differ from " + gqa);
+    }
+  }
+  return bad;
+}
+
+// A decode step whose keys outside the window and the sinks, more than a block away from both,
+// are NaN: a kernel that reads them (rather than skipping them) turns O into NaN and fails.
+inline RowResult decode_with_nan_outside_window(Backend& backend, const std::string& variant, const std::string& dtype) {
+  const Case c = method_case("swa/decode", "batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=20000,window=256,sinks=4", dtype);
+  TensorMap in = c.method->inputs(c);
+  const attention::AttentionParams s = attention::attention_params(c);
+  const int64_t gap_begin = 512, gap_end = s.kv_cap - s.window - 512;
+  for (const char* name : {"k", "v"}) {
+    HostTensor& t = in.at(name);
+    for (int64_t bg = 0; bg < int64_t{s.batch} * s.kv_heads; ++bg)
+      for (int64_t j = gap_begin; j < gap_end; ++j)
+        for (int64_t x = 0; x < s.head_dim; ++x)
+          t.set((bg * s.kv_cap + j) * s.head_dim + x, std::numeric_limits<double>::quiet_NaN());
+  }
+  return check_with_inputs(c, std::move(in), backend, variant);
+}
+
+}  // namespace attnbench::test

@@ -1,0 +1,23 @@
+// The attention patterns (window, sinks, soft-cap, ALiBi) on the CPU kernels: every ISA, AMX on
+// and off (cpu_rows_not_passing), window ≥ kv_len equal to plain causal attention to the bit, and
+// a decode step that never reads the keys outside its window.
+#include "attention_pattern_checks.h"
+
+using namespace attnbench;
+
+TEST_CASE("the attention patterns pass on the CPU at every ISA, with and without AMX", "[cpu]") {
+  CHECK(test::cpu_rows_not_passing(test::kAttentionPatternCases).empty());
+}
+
+TEST_CASE("swa with window >= kv_len is gqa on the CPU, bit for bit", "[cpu]") {
+  Backend& cpu = test::require_backend("cpu");
+  CHECK(test::window_covers_all_mismatches(cpu, "blocked").empty());
+}
+
+TEST_CASE("swa decode on the CPU skips the keys outside its window and sinks", "[cpu]") {
+  Backend& cpu = test::require_backend("cpu");
+  for (const char* dtype : {"f32", "bf16"}) {
+    const RowResult row = test::decode_with_nan_outside_window(cpu, "blocked", dtype);
+    CHECK(test::status_and_reason(row) == "pass ");
+  }
+}

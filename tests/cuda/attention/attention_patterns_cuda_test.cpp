@@ -1,0 +1,22 @@
+// The attention patterns (window, sinks, soft-cap, ALiBi) on the CUDA general kernel: the edge
+// cases, window ≥ kv_len equal to plain causal attention to the bit, and a decode step that never
+// reads the keys outside its window. Skipped (77) without a GPU.
+#include "attention_pattern_checks.h"
+
+using namespace attnbench;
+
+TEST_CASE("the attention patterns pass on CUDA", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kAttentionPatternCases, gpu).empty());
+}
+
+TEST_CASE("swa with window >= kv_len is gqa on CUDA's general kernel, bit for bit", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::window_covers_all_mismatches(gpu, "general").empty());
+}
+
+TEST_CASE("swa decode on CUDA skips the keys outside its window and sinks", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  const RowResult row = test::decode_with_nan_outside_window(gpu, "general", "f16");
+  CHECK(test::status_and_reason(row) == "pass ");
+}

@@ -1,0 +1,22 @@
+// The attention patterns (window, sinks, soft-cap, ALiBi) on the Vulkan kernels (lavapipe with
+// the validation layers in CI): the edge cases, window ≥ kv_len equal to plain causal attention
+// to the bit, and a decode step that never reads the keys outside its window.
+#include "attention_pattern_checks.h"
+
+using namespace attnbench;
+
+TEST_CASE("the attention patterns pass on Vulkan", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kAttentionPatternCases, vk).empty());
+}
+
+TEST_CASE("swa with window >= kv_len is gqa on Vulkan, bit for bit", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::window_covers_all_mismatches(vk, "portable").empty());
+}
+
+TEST_CASE("swa decode on Vulkan skips the keys outside its window and sinks", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  const RowResult row = test::decode_with_nan_outside_window(vk, "portable", "f16");
+  CHECK(test::status_and_reason(row) == "pass ");
+}
