@@ -31,6 +31,32 @@ inline const std::vector<std::string> kAttentionPatternCases = {
     "mha/prefill/batch=1,q_heads=12,head_dim=80,q_len=129,kv_len=129,alibi=true,softcap=30/bf16/s9",
 };
 
+// rope's edges: both layouts, partial rotary 0 (nothing rotated), ½ and full, head dims off the
+// vector widths (40, 72, 80, 112, 192), every scaling, scattered positions, one token, a long
+// context at Llama 3's base.
+inline const std::vector<std::string> kRopeCases = {
+    "rope/batch=2,q_heads=8,kv_heads=2,head_dim=128,tokens=100/f32/s1",
+    "rope/batch=2,q_heads=8,kv_heads=2,head_dim=128,tokens=100,layout=interleaved/bf16/s2",
+    "rope/batch=1,q_heads=4,kv_heads=4,head_dim=80,tokens=33,partial_rotary=0.5/f16/s3",
+    "rope/batch=1,q_heads=4,kv_heads=1,head_dim=64,tokens=33,partial_rotary=0/f32/s4",
+    "rope/batch=1,q_heads=7,kv_heads=1,head_dim=40,tokens=9,layout=interleaved/f32/s5",
+    "rope/batch=1,q_heads=4,kv_heads=2,head_dim=72,tokens=9/bf16/s6",
+    "rope/batch=1,q_heads=4,kv_heads=2,head_dim=112,tokens=9,partial_rotary=0.25/f16/s7",
+    "rope/batch=1,q_heads=4,kv_heads=2,head_dim=192,tokens=9,scaling=linear,factor=8/f32/s8",
+    "rope/batch=2,q_heads=8,kv_heads=2,head_dim=128,tokens=64,scaling=ntk,factor=4,max_position=32768/f32/s9",
+    "rope/batch=2,q_heads=8,kv_heads=2,head_dim=128,tokens=64,scaling=yarn,factor=4,positions=scattered,max_position=65536/f32/s10",
+    "rope/batch=1,q_heads=8,kv_heads=8,head_dim=64,tokens=1/bf16/s11",
+    "rope/batch=1,q_heads=32,kv_heads=8,head_dim=128,tokens=512,base=500000,max_position=131072/bf16/s12",
+};
+
+// Pairs of cases whose outputs must be equal to the bit: YaRN at factor 1 is plain RoPE.
+inline const std::vector<std::pair<std::string, std::string>> kRopeEqualities = {
+    {"rope/batch=2,q_heads=8,kv_heads=2,head_dim=128,tokens=64,scaling=yarn,factor=1,max_position=65536/f32/s1",
+     "rope/batch=2,q_heads=8,kv_heads=2,head_dim=128,tokens=64,max_position=65536/f32/s1"},
+    {"rope/batch=1,q_heads=4,kv_heads=2,head_dim=80,tokens=20,scaling=yarn,factor=1,layout=interleaved/bf16/s2",
+     "rope/batch=1,q_heads=4,kv_heads=2,head_dim=80,tokens=20,layout=interleaved/bf16/s2"},
+};
+
 // Pairs (swa with window ≥ kv_len, the same gqa case): plain causal attention, to the bit.
 inline const std::vector<std::pair<std::string, std::string>> kWindowCoversAll = {
     {"swa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=128,q_len=197,kv_len=333,window=333/f32/s1",
@@ -42,9 +68,10 @@ inline const std::vector<std::pair<std::string, std::string>> kWindowCoversAll =
 };
 
 // Each pair's rows pass and have the same outputs, bit for bit; returns what did not hold.
-inline std::vector<std::string> window_covers_all_mismatches(Backend& backend, const std::string& variant) {
+inline std::vector<std::string> equal_pair_mismatches(const std::vector<std::pair<std::string, std::string>>& pairs,
+                                                      Backend& backend, const std::string& variant) {
   std::vector<std::string> bad;
-  for (const auto& [swa, gqa] : kWindowCoversAll) {
+  for (const auto& [swa, gqa] : pairs) {
     const std::vector<RowResult> a = check_case(case_from_id(swa), backend), b = check_case(case_from_id(gqa), backend);
     const auto of = [&](const std::vector<RowResult>& rows) -> const RowResult* {
       for (const RowResult& r : rows)
@@ -61,6 +88,9 @@ inline std::vector<std::string> window_covers_all_mismatches(Backend& backend, c
     }
   }
   return bad;
+}
+inline std::vector<std::string> window_covers_all_mismatches(Backend& backend, const std::string& variant) {
+  return equal_pair_mismatches(kWindowCoversAll, backend, variant);
 }
 
 // A decode step whose keys outside the window and the sinks, more than a block away from both,

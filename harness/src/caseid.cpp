@@ -15,12 +15,14 @@ std::string Case::format_id() const {
   std::string id = method->info().name;
   if (!phase.empty()) id += "/" + phase;
   id += "/";
-  if (params.items().empty()) id += "-";
   bool first = true;
   for (const auto& [name, v] : params.items()) {
+    const ParamSpec* spec = method->schema().find(name);
+    if (spec && spec->id_omits_default && spec->default_value && *spec->default_value == v) continue;
     id += (first ? "" : ",") + name + "=" + value_str(v);
     first = false;
   }
+  if (first) id += "-";
   id += "/" + std::string(dtype_name(dtype)) + "/s" + std::to_string(seed);
   return id;
 }

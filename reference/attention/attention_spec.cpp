@@ -70,10 +70,11 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, bool sliding)
       return "window needs causal=true: the window is the last keys up to the query's own";
     });
   }
+  // Both are left out of case ids while off: the cases recorded before they existed keep their ids.
   schema_.add({"softcap", ParamType::Float, Value(0.0), {}, 0.0, 1e6, {},
-               "logit soft-cap: softcap·tanh(logit/softcap), Gemma 2's attn_logit_softcapping; 0 off"});
+               "logit soft-cap: softcap·tanh(logit/softcap), Gemma 2's attn_logit_softcapping; 0 off", true});
   schema_.add({"alibi", ParamType::Bool, Value(false), {}, {}, {}, {},
-               "ALiBi: logit −= m_h·(query position − key position), Press et al.'s slope per query head"});
+               "ALiBi: logit −= m_h·(query position − key position), Press et al.'s slope per query head", true});
   schema_.rule("not both ragged and head_lengths", [](const Params& p, const std::string&) -> std::string {
     if (!(p.flag("ragged") && p.flag("head_lengths"))) return {};
     return "ragged=true and head_lengths=true: per-head lengths already vary per sequence";
@@ -331,6 +332,22 @@ Work AttentionSpec::work(const Case& c) const {
             + q_rows * (s.head_dim * es + 4.0);                          // O, LSE
   w.bound = c.phase == "decode" ? Bound::read : Bound::compute;
   return w;
+}
+
+// What these methods trade is the cache: the bytes of K and V a token adds to one layer's cache of
+// one sequence, and the bytes the case's cache must hold, in which a windowed layer keeps only
+// its sinks and its last window + q_len − 1 keys (a rolling buffer; the case's inputs hold them
+// all, as a full cache would).
+Json AttentionSpec::quality(const Case& c, const TensorMap& /*inputs*/, const TensorMap& /*outputs*/) const {
+  const AttentionParams s = attention_params(c);
+  const double per_token = 2.0 * s.kv_heads * s.head_dim * static_cast<double>(dtype_size(c.dtype));
+  double tokens = 0;
+  for (int64_t n : kv_lengths(c, s))
+    tokens += static_cast<double>(s.window > 0 ? std::min<int64_t>(n, int64_t{s.window} + s.q_len - 1 + s.sinks) : n);
+  Json q = Json::object();
+  q["kv_bytes_per_token"] = per_token;
+  q["kv_cache_bytes"] = tokens * per_token / s.kv_heads;  // kv_lengths is per (sequence, KV head)
+  return q;
 }
 
 std::optional<RelatedCase> AttentionSpec::baseline(const Case& c) const {

@@ -19,6 +19,7 @@ class AttentionSpec : public Method {
   TensorMap inputs(const Case& c) const override;
   Reference reference(const Case& c, const TensorMap& inputs) const override;
   Work work(const Case& c) const override;
+  Json quality(const Case& c, const TensorMap& inputs, const TensorMap& outputs) const override;
   std::optional<RelatedCase> baseline(const Case& c) const override;
 
   HeadSharing sharing() const { return sharing_; }

@@ -38,6 +38,9 @@ struct ParamSpec {
   std::optional<double> min, max;                 // bounds for numbers (and each list element)
   std::vector<std::string> choices;               // for strings
   std::string doc;                                // one line of meaning
+  // Left out of case ids while it has its default: a parameter added to a method after its cases
+  // were recorded keeps their ids (and cached references) valid.
+  bool id_omits_default = false;
 };
 
 // Parameter values of one case, complete and in schema order.

@@ -288,6 +288,7 @@ void Device::read_caps() {
   c.full_subgroups = api13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
   c.storage16 = f11.storageBuffer16BitAccess;
   c.int16 = f2.features.shaderInt16;
+  c.float64 = f2.features.shaderFloat64;
   c.int8 = f12.shaderInt8;
   c.float16 = f12.shaderFloat16;
   c.memory_model = f12.vulkanMemoryModel;
@@ -356,6 +357,7 @@ void Device::create_device() {
   flayout.workgroupMemoryExplicitLayout16BitAccess = VK_TRUE;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   f2.features.shaderInt16 = c.int16;
+  f2.features.shaderFloat64 = c.float64;
   f2.pNext = &f11;
   f11.pNext = &f12;
   void** tail = &f12.pNext;

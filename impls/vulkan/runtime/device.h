@@ -30,6 +30,7 @@ struct DeviceCaps {
   bool full_subgroups = false;      // pipelines may require full subgroups (subgroupSizeControl, computeFullSubgroups)
   bool storage16 = false;           // 16-bit storage buffer access
   bool int16 = false, int8 = false, float16 = false;
+  bool float64 = false;             // shaderFloat64: rope's range reduction
   bool memory_model = false;        // Vulkan memory model (cooperative-matrix shaders use it)
   bool explicit_layout16 = false;   // VK_KHR_workgroup_memory_explicit_layout with 16-bit access
   bool memory_budget = false;       // VK_EXT_memory_budget

@@ -96,6 +96,7 @@ Probe VulkanBackend::probe() {
   yes("f16", c.float16);
   yes("int8", c.int8);
   yes("int16", c.int16);
+  yes("float64", c.float64);
   yes("storage16", c.storage16);
   yes("subgroup_basic", c.subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT);
   yes("subgroup_arithmetic", c.subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);

@@ -1,4 +1,4 @@
-// The attention patterns (window, sinks, soft-cap, ALiBi) on the CPU kernels: every ISA, AMX on
+// The attention patterns (window, sinks, soft-cap, ALiBi) and rope on the CPU kernels: every ISA, AMX on
 // and off (cpu_rows_not_passing), window ≥ kv_len equal to plain causal attention to the bit, and
 // a decode step that never reads the keys outside its window.
 #include "attention_pattern_checks.h"
@@ -20,4 +20,11 @@ TEST_CASE("swa decode on the CPU skips the keys outside its window and sinks", "
     const RowResult row = test::decode_with_nan_outside_window(cpu, "blocked", dtype);
     CHECK(test::status_and_reason(row) == "pass ");
   }
+}
+
+TEST_CASE("rope passes on the CPU at every ISA", "[cpu]") { CHECK(test::cpu_rows_not_passing(test::kRopeCases).empty()); }
+
+TEST_CASE("rope: YaRN at factor 1 is plain RoPE on the CPU, bit for bit", "[cpu]") {
+  Backend& cpu = test::require_backend("cpu");
+  CHECK(test::equal_pair_mismatches(test::kRopeEqualities, cpu, "rotate").empty());
 }

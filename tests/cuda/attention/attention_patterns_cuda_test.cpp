@@ -1,4 +1,4 @@
-// The attention patterns (window, sinks, soft-cap, ALiBi) on the CUDA general kernel: the edge
+// The attention patterns (window, sinks, soft-cap, ALiBi) and rope on the CUDA general kernel: the edge
 // cases, window ≥ kv_len equal to plain causal attention to the bit, and a decode step that never
 // reads the keys outside its window. Skipped (77) without a GPU.
 #include "attention_pattern_checks.h"
@@ -19,4 +19,14 @@ TEST_CASE("swa decode on CUDA skips the keys outside its window and sinks", "[cu
   Backend& gpu = test::require_backend("cuda");
   const RowResult row = test::decode_with_nan_outside_window(gpu, "general", "f16");
   CHECK(test::status_and_reason(row) == "pass ");
+}
+
+TEST_CASE("rope passes on CUDA", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kRopeCases, gpu).empty());
+}
+
+TEST_CASE("rope: YaRN at factor 1 is plain RoPE on CUDA, bit for bit", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::equal_pair_mismatches(test::kRopeEqualities, gpu, "rotate").empty());
 }

@@ -124,3 +124,13 @@ TEST_CASE("bad pattern parameters are refused with a reason", "[unit]") {
   CHECK_THROWS(make("swa/decode/batch=1,q_heads=2,kv_heads=1,head_dim=8,kv_len=4,window=0/f32/s1"));
   CHECK_THROWS(make("gqa/decode/batch=1,q_heads=2,kv_heads=1,head_dim=8,kv_len=4,softcap=-1/f32/s1"));
 }
+
+TEST_CASE("softcap and alibi stay out of case ids while off: earlier cases keep their ids", "[unit]") {
+  const Case plain = make("gqa/decode/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=30/f32/s1");
+  const Case off = make("gqa/decode/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=30,softcap=0,alibi=false/f32/s1");
+  CHECK(off.format_id() == plain.format_id());
+  CHECK(plain.format_id() == "gqa/decode/batch=1,q_heads=8,kv_heads=2,head_dim=64,q_len=1,kv_len=30,causal=true,ragged=false,head_lengths=false/f32/s1");
+  const Case on = make("gqa/decode/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=30,softcap=30/f32/s1");
+  CHECK(on.format_id() == "gqa/decode/batch=1,q_heads=8,kv_heads=2,head_dim=64,q_len=1,kv_len=30,causal=true,ragged=false,head_lengths=false,softcap=30/f32/s1");
+  CHECK(make(on.format_id()).format_id() == on.format_id());
+}

@@ -1,4 +1,4 @@
-// The attention patterns (window, sinks, soft-cap, ALiBi) on the Vulkan kernels (lavapipe with
+// The attention patterns (window, sinks, soft-cap, ALiBi) and rope on the Vulkan kernels (lavapipe with
 // the validation layers in CI): the edge cases, window ≥ kv_len equal to plain causal attention
 // to the bit, and a decode step that never reads the keys outside its window.
 #include "attention_pattern_checks.h"
@@ -19,4 +19,14 @@ TEST_CASE("swa decode on Vulkan skips the keys outside its window and sinks", "[
   Backend& vk = test::require_backend("vulkan");
   const RowResult row = test::decode_with_nan_outside_window(vk, "portable", "f16");
   CHECK(test::status_and_reason(row) == "pass ");
+}
+
+TEST_CASE("rope passes on Vulkan", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kRopeCases, vk).empty());
+}
+
+TEST_CASE("rope: YaRN at factor 1 is plain RoPE on Vulkan, bit for bit", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::equal_pair_mismatches(test::kRopeEqualities, vk, "rotate").empty());
 }
