@@ -29,6 +29,14 @@ inline const std::vector<std::string> kAttentionPatternCases = {
     "gqa/prefill/batch=2,q_heads=14,kv_heads=2,head_dim=128,q_len=77,kv_len=333,softcap=20/f32/s7",
     "gqa/decode/batch=2,q_heads=28,kv_heads=4,head_dim=128,kv_len=3000,alibi=true/f32/s8",
     "mha/prefill/batch=1,q_heads=12,head_dim=80,q_len=129,kv_len=129,alibi=true,softcap=30/bf16/s9",
+    "cog/prefill/batch=2,q_heads=8,kv_heads=8,head_dim=64,q_len=197,kv_len=333,ragged=true/f32/s10",
+    "cog/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=128,q_len=100,kv_len=100/bf16/s11",
+    "cog/decode/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4097/f16/s12",
+    "cog/decode/batch=2,q_heads=8,kv_heads=2,head_dim=80,kv_len=1/f32/s13",
+    // Head dims past the old cap of 512: MLA's absorbed key width, and the schema's bound.
+    "mqa/decode/batch=1,q_heads=16,head_dim=576,kv_len=1500/bf16/s14",
+    "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=1024,q_len=20,kv_len=33/f32/s15",
+    "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=192,q_len=70,kv_len=77/f16/s16",
 };
 
 // rope's edges: both layouts, partial rotary 0 (nothing rotated), ½ and full, head dims off the

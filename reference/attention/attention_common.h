@@ -24,7 +24,9 @@
 //   alibi    logit += −m_h·(p − j), p = len − q_len + i the query's position, m_h the slope of
 //            query head h from the input alibi_slopes [q_heads] f32 (as FlashAttention takes
 //            them); added after the cap.
-// LSE is the log-sum-exp of the final logits.
+//   signed_weights (cog only)  w_j = sign(l_j)·exp(|l_j|)/Σ_k exp(|l_k|), sign(0) = 0 (torch.sign):
+//            the softmax runs over |logit| and each weight takes its logit's sign back.
+// LSE is the log-sum-exp of the final logits (of their magnitudes with signed_weights).
 //
 // Light on purpose: CUDA device code includes it, and so do the Vulkan shaders, which read only
 // the field list (C++ lives inside __cplusplus).
@@ -45,7 +47,8 @@
   X(i32, window)       /* 0: none; else the last `window` keys of each row */    \
   X(i32, sinks)        /* first keys visible below the window */                 \
   X(i32, alibi)        /* 1: ALiBi bias −m_h·(p − j) */                          \
-  X(f32, softcap)      /* 0: none; else softcap·tanh(logit / softcap) */
+  X(f32, softcap)      /* 0: none; else softcap·tanh(logit / softcap) */       \
+  X(i32, signed_weights) /* 1: Cog's sign(logit)·softmax(|logit|) */
 
 #ifdef __cplusplus
 #include <cstdint>

@@ -37,11 +37,12 @@ AttentionParams attention_params(const Case& c) {
   }
   s.alibi = c.flag("alibi");
   s.softcap = static_cast<float>(c.f64("softcap"));
+  s.signed_weights = spec->pattern() == Pattern::signed_weights;
   return s;
 }
 
-AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, bool sliding)
-    : info_(std::move(info)), sharing_(sharing), sliding_(sliding) {
+AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern pattern)
+    : info_(std::move(info)), sharing_(sharing), pattern_(pattern) {
   info_.family = "attention";
   info_.phases = {"prefill", "decode"};
   info_.dtypes = {DType::f32, DType::f16, DType::bf16};
@@ -49,7 +50,7 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, bool sliding)
   schema_.add({"q_heads", ParamType::Int, Value(int64_t{32}), {}, 1.0, 1024.0, {}, "query heads"});
   if (sharing_ == HeadSharing::grouped)
     schema_.add({"kv_heads", ParamType::Int, Value(int64_t{8}), {}, 1.0, 1024.0, {}, "KV heads; each serves q_heads/kv_heads query heads"});
-  schema_.add({"head_dim", ParamType::Int, Value(int64_t{128}), {}, 1.0, 512.0, {}, "dimension of each head"});
+  schema_.add({"head_dim", ParamType::Int, Value(int64_t{128}), {}, 1.0, 1024.0, {}, "dimension of each head (MLA's absorbed key is 576)"});
   schema_.add({"q_len", ParamType::Int, std::nullopt, {{"decode", Value(int64_t{1})}}, 1.0, 1e6, {},
                "query tokens per sequence (prefill: required)"});
   schema_.add({"kv_len", ParamType::Int, std::nullopt, {}, 0.0, 1e7, {},
@@ -60,7 +61,7 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, bool sliding)
   schema_.add({"head_lengths", ParamType::Bool, Value(false), {}, {}, {}, {},
                "per-(sequence, KV head) lengths, kv_len [batch, kv_heads]: (0, 0) has kv_len, the others a "
                "seeded length in [0, kv_len] (the caches per-head KV compression leaves)"});
-  if (sliding_) {
+  if (sliding()) {
     schema_.add({"window", ParamType::Int, std::nullopt, {}, 1.0, 1e7, {},
                  "keys each query sees: the last `window` up to its own (Mistral's sliding_window)"});
     schema_.add({"sinks", ParamType::Int, Value(int64_t{0}), {}, 0.0, 1e7, {},
@@ -207,13 +208,15 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
     if (cap > 0) logit = cap * std::tanh(logit / cap);
     if (s.alibi) logit -= slope * (pos - static_cast<double>(j));
     w.scores.push_back(logit);
-    m = std::max(m, logit);
+    m = std::max(m, s.signed_weights ? std::fabs(logit) : logit);
   });
   double l = 0;
   size_t n = 0;
   for_visible(s, end, [&](int64_t j) {
-    const double p = std::exp(w.scores[n++] - m);
-    l += p;
+    const double logit = w.scores[n++];
+    const double e = std::exp((s.signed_weights ? std::fabs(logit) : logit) - m);
+    l += e;
+    const double p = s.signed_weights ? static_cast<double>((logit > 0) - (logit < 0)) * e : e;
     v.get_row(kv_off + j * d, d, w.kv.data());
     for (int64_t x = 0; x < d; ++x) o[x] += p * w.kv[x];
   });
@@ -251,13 +254,15 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
     if (cap > 0) logit = cap * std::tanh(logit / cap);
     if (s.alibi) logit -= slope * (pos - static_cast<float>(j));
     w.scores32.push_back(logit);
-    m = std::max(m, logit);
+    m = std::max(m, s.signed_weights ? std::fabs(logit) : logit);
   });
   float l = 0;
   size_t n = 0;
   for_visible(s, end, [&](int64_t j) {
-    const float p = std::exp(w.scores32[n++] - m);
-    l += p;
+    const float logit = w.scores32[n++];
+    const float e = std::exp((s.signed_weights ? std::fabs(logit) : logit) - m);
+    l += e;
+    const float p = s.signed_weights ? static_cast<float>((logit > 0) - (logit < 0)) * e : e;
     const float p_stored = static_cast<float>(round_to(dtype, p));
     v.get_row(kv_off + j * d, d, w.kv32.data());
     for (int64_t x = 0; x < d; ++x) w.acc32[x] += p_stored * w.kv32[x];
@@ -351,7 +356,7 @@ Json AttentionSpec::quality(const Case& c, const TensorMap& /*inputs*/, const Te
 }
 
 std::optional<RelatedCase> AttentionSpec::baseline(const Case& c) const {
-  if (sliding_) {  // measured against full causal attention over the same cache
+  if (pattern_ != Pattern::plain) {  // measured against full causal softmax attention over the same cache
     RelatedCase r{"baseline", "gqa", c.phase, {}, c.dtype};
     for (const auto& [name, v] : c.params.items())
       if (name != "window" && name != "sinks") r.params[name] = v;

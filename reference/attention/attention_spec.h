@@ -1,4 +1,4 @@
-// The method spec shared by mha, mqa, gqa and swa; each has its own file with its registration line.
+// The method spec shared by mha, mqa, gqa, swa and cog; each has its own file with its registration line.
 #pragma once
 
 #include "attention_common.h"
@@ -7,11 +7,13 @@
 namespace attnbench::attention {
 
 enum class HeadSharing { per_head /* mha */, single /* mqa */, grouped /* gqa */ };
+// What a method adds to plain attention: nothing, swa's window and sinks, or cog's signed weights.
+enum class Pattern { plain, sliding, signed_weights };
 
 class AttentionSpec : public Method {
  public:
-  // sliding: the method takes window and sinks (swa); every attention method takes softcap and alibi.
-  AttentionSpec(MethodInfo info, HeadSharing sharing, bool sliding = false);
+  // Every attention method takes softcap and alibi; swa (Pattern::sliding) also window and sinks.
+  AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern pattern = Pattern::plain);
 
   const MethodInfo& info() const override { return info_; }
   const ParamSchema& schema() const override { return schema_; }
@@ -23,12 +25,13 @@ class AttentionSpec : public Method {
   std::optional<RelatedCase> baseline(const Case& c) const override;
 
   HeadSharing sharing() const { return sharing_; }
-  bool sliding() const { return sliding_; }
+  bool sliding() const { return pattern_ == Pattern::sliding; }
+  Pattern pattern() const { return pattern_; }
 
  private:
   MethodInfo info_;
   HeadSharing sharing_;
-  bool sliding_;
+  Pattern pattern_;
   ParamSchema schema_;
 };
 

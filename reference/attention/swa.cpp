@@ -31,7 +31,7 @@ class Swa final : public AttentionSpec {
                        .catalog_id = "A-SWA",
                        .paper = "Beltagy et al. 2020, Longformer; Xiao et al. 2024, Efficient Streaming Language Models with Attention Sinks",
                        .spec_version = 1},
-                      HeadSharing::grouped, /*sliding=*/true) {}
+                      HeadSharing::grouped, Pattern::sliding) {}
 };
 
 }  // namespace

@@ -109,6 +109,8 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
       }
       for (int c = 0; c < BC / 16; ++c) S::store(row + 16 * c, S::mul(S::load(row + 16 * c), scale));
       if (modified) modify_logits(P, sp, rr, jb, row, BC);
+      alignas(64) float sg[BC];
+      if (s.signed_weights) split_signs(row, sg, BC);
       apply_mask(mask, row, BC);
       V x[BC / 16];
       V mv = S::set1(-INFINITY);
@@ -122,8 +124,12 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
       const V mb = S::set1(m_new);
       V sum = S::zero();
       for (int c = 0; c < BC / 16; c += 2) {
-        const V e0 = S::exp(S::sub(x[c], mb)), e1 = S::exp(S::sub(x[c + 1], mb));
+        V e0 = S::exp(S::sub(x[c], mb)), e1 = S::exp(S::sub(x[c + 1], mb));
         sum = S::add(sum, S::add(e0, e1));
+        if (s.signed_weights) {
+          e0 = S::mul(e0, S::load(sg + 16 * c));
+          e1 = S::mul(e1, S::load(sg + 16 * c + 16));
+        }
         // Rounded to nearest even; the low half holds e0's keys.
         _mm512_storeu_si512(prow + 16 * c, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(e1, e0)));
       }

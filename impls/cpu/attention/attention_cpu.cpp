@@ -1,4 +1,4 @@
-// mha, mqa, gqa and swa on the CPU: one impl serving all four (variant "blocked"), multi-threaded on
+// mha, mqa, gqa, swa and cog on the CPU: one impl serving all five (variant "blocked"), multi-threaded on
 // the backend's pool, vectorised with runtime dispatch to AVX-512 (attention_kernel.h), and bf16
 // prefill on AMX tiles where the backend offers them (attention_amx.h; K and V packed first).
 //
@@ -176,3 +176,4 @@ ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "mha", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "mqa", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "gqa", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "swa", "cpu", "blocked");
+ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "cog", "cpu", "blocked");

@@ -169,6 +169,8 @@ inline void softmax_block(const Problem& P, const FewScratch& f, int64_t nr, int
   for (int64_t rr = 0; rr < nr; ++rr) {
     float* s = f.s + rr * kDecKeys;
     if (modified) modify_logits(P, sp, rr, jb, s, nv * W);
+    alignas(64) float sg[kDecKeys];
+    if (P.s.signed_weights) split_signs(s, sg, nv * W);
     apply_mask(block_mask(sp, rr, jb, bc), s, nv * W);
     V mv = S::load(s);
     for (int64_t x = 1; x < nv; ++x) mv = S::max(mv, S::load(s + x * W));
@@ -189,6 +191,7 @@ inline void softmax_block(const Problem& P, const FewScratch& f, int64_t nr, int
     S::store(f.l + rr * W, sum);
     f.alpha[rr] = alpha;
     m[rr] = m_new;
+    if (P.s.signed_weights) apply_signs(s, sg, nv * W);
   }
 }
 

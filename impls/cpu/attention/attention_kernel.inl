@@ -149,6 +149,8 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
         continue;
       }
       if (modified) modify_logits(P, sp, rr, jb, row, BC);
+      alignas(64) float sg[BC];
+      if (s.signed_weights) split_signs(row, sg, BC);
       apply_mask(mask, row, BC);
       V mv = S::load(row);
       for (int c = 1; c < BC / W; ++c) mv = S::max(mv, S::load(row + c * W));
@@ -163,6 +165,7 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
       }
       sc.l[rr] = sc.l[rr] * alpha + S::hsum(sum);
       sc.m[rr] = m_new;
+      if (s.signed_weights) apply_signs(row, sg, BC);
       if (alpha != 1.0f) {
         const V a = S::set1(alpha);
         float* o = sc.o + rr * dp;

@@ -120,6 +120,20 @@ inline void apply_mask(const BlockMask& m, float* row, int64_t n) {
   for (int64_t t = m.hi_t; t < n; ++t) row[t] = -INFINITY;
 }
 
+// Cog's signed weights (attention_common.h): the row's n scores replaced by their magnitudes and
+// their signs (−1, 0, +1) kept in sg, before the mask; the probabilities take the signs back after
+// the softmax (which sums the magnitudes' exponentials). n a multiple of W.
+inline void split_signs(float* row, float* sg, int64_t n) {
+  for (int64_t t = 0; t < n; ++t) {
+    const float s = row[t];
+    sg[t] = static_cast<float>((s > 0.0f) - (s < 0.0f));
+    row[t] = std::fabs(s);
+  }
+}
+inline void apply_signs(float* row, const float* sg, int64_t n) {
+  for (int64_t t = 0; t < n; t += W) S::store(row + t, S::mul(S::load(row + t), S::load(sg + t)));
+}
+
 // tanh in fp32 to within 5 ulp: the odd rational x·p(x²)/q(x²) of degrees 13 and 6 on x clamped
 // to ±7.9053 (where it reaches 1 in fp32), the approximation Eigen's fast tanh uses. No compare or
 // blend, so it is the same code at every width.

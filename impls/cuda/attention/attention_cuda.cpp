@@ -226,9 +226,9 @@ class CudaAttentionMma final : public CudaAttention {
       return Support::no(cat(dtype_name(c.dtype), ": the mma variant takes f16 and bf16 (tensor cores)"));
     if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
       return Support::no(cat("head_dim=", s.head_dim, ": the mma variant needs 64, 128 or 256"));
-    if (s.window > 0 || s.softcap > 0 || s.alibi)
-      return Support::no("window, softcap and alibi are taken by the general variant; the mma kernels do not mask or "
-                         "modify logits beyond the causal mask");
+    if (s.window > 0 || s.softcap > 0 || s.alibi || s.signed_weights)
+      return Support::no("window, softcap, alibi and signed weights are taken by the general variant; the mma kernels do "
+                         "not mask or modify logits beyond the causal mask");
     return common_limits(c, s, *mma_kernel(c), limits);
   }
 
@@ -260,3 +260,4 @@ ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "mha", "cuda", "general");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "mqa", "cuda", "general");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "gqa", "cuda", "general");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "swa", "cuda", "general");
+ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "cog", "cuda", "general");

@@ -135,13 +135,15 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
       for (int k = 0; k < KPT; ++k) s[k] = fmaf(qv, k_s[(tx + 8 * k) * STRIDE + x], s[k]);
     }
     const int key0 = tile_first(t), limit = tile_limit(t);
-    float tile_max = kNegInf;
+    float tile_max = kNegInf, sg[KPT];
 #pragma unroll
     for (int k = 0; k < KPT; ++k) {
       const int key = key0 + tx + 8 * k;
       // s stays in units of the scaled score (sl2 folds the scale in): a modified logit goes back
       // through 1/scale.
       if (modified) s[k] = final_logit(p.s, s[k] * p.s.scale, key, slope, query_pos) * inv_scale;
+      sg[k] = p.s.signed_weights ? static_cast<float>((s[k] > 0.0f) - (s[k] < 0.0f)) : 1.0f;  // cog: softmax of |s|
+      if (p.s.signed_weights) s[k] = fabsf(s[k]);
       if (key >= limit || key >= row_end || (key < row_begin && key >= row_sinks)) s[k] = kNegInf;
       tile_max = fmaxf(tile_max, s[k]);
     }
@@ -157,7 +159,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
 #pragma unroll
     for (int k = 0; k < KPT; ++k) {
       const float pv = ptx::exp2_approx(fmaf(s[k], sl2, -base));
-      p_s[ty * (BN + 1) + tx + 8 * k] = pv;
+      p_s[ty * (BN + 1) + tx + 8 * k] = pv * sg[k];
       sum += pv;
     }
     l = l * alpha + sum;

@@ -86,7 +86,9 @@ ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "mha", "vulkan", "portable"
 ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "mqa", "vulkan", "portable");
 ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "gqa", "vulkan", "portable");
 ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "swa", "vulkan", "portable");
+ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "cog", "vulkan", "portable");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "mha", "vulkan", "coopmat_nv");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "mqa", "vulkan", "coopmat_nv");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "gqa", "vulkan", "coopmat_nv");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "swa", "vulkan", "coopmat_nv");
+ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "cog", "vulkan", "coopmat_nv");

@@ -140,9 +140,13 @@ void main() {
         s[u] = dot * pc.s.scale;
       }
       float mt = NEG_INF;
+      float sg[U];  // cog's signs (1 otherwise): the softmax runs over |logit|
       for (uint u = 0u; u < U; ++u) {
         const uint n = base + u * NG + grp;
-        s[u] = n < k1 && key_visible(n, vsink[rr], vbeg[rr], vend[rr]) ? final_logit(s[u], n, slope[rr], qpos[rr]) : NEG_INF;
+        const bool vis = n < k1 && key_visible(n, vsink[rr], vbeg[rr], vend[rr]);
+        const float lg = vis ? final_logit(s[u], n, slope[rr], qpos[rr]) : 0.0;
+        sg[u] = pc.s.signed_weights != 0 ? sign(lg) : 1.0;
+        s[u] = vis ? (pc.s.signed_weights != 0 ? abs(lg) : lg) : NEG_INF;
         mt = max(mt, s[u]);
       }
       if (mt == NEG_INF) continue;  // nothing visible to this row in this step
@@ -153,8 +157,9 @@ void main() {
         m[rr] = mt;
       }
       for (uint u = 0u; u < U; ++u) {
-        const float p = s[u] == NEG_INF ? 0.0 : exp2((s[u] - m[rr]) * LOG2E);
-        l[rr] += p;
+        const float e = s[u] == NEG_INF ? 0.0 : exp2((s[u] - m[rr]) * LOG2E);
+        l[rr] += e;
+        const float p = e * sg[u];
         for (uint j = 0u; j < CPL; ++j)
           for (uint e = 0u; e < 4u; ++e) {
             acc[rr][j * 8u + e] += p * vv[u][j][0][e];

@@ -132,10 +132,13 @@ void main() {
 
     for (uint tm = 0u; tm < TM; ++tm) {
       float mt = NEG_INF;
+      float sg[TN];  // cog's signs (1 otherwise): the softmax runs over |logit|
       for (uint jn = 0u; jn < TN; ++jn) {
         const uint n = t0 + ct + jn * CT;
-        s[tm][jn] = n < k1 && key_visible(n, vsink[tm], vbeg[tm], vend[tm])
-                        ? final_logit(s[tm][jn] * pc.s.scale, n, slope[tm], qpos[tm]) : NEG_INF;
+        const bool vis = n < k1 && key_visible(n, vsink[tm], vbeg[tm], vend[tm]);
+        const float lg = vis ? final_logit(s[tm][jn] * pc.s.scale, n, slope[tm], qpos[tm]) : 0.0;
+        sg[jn] = pc.s.signed_weights != 0 ? sign(lg) : 1.0;
+        s[tm][jn] = vis ? (pc.s.signed_weights != 0 ? abs(lg) : lg) : NEG_INF;
         mt = max(mt, s[tm][jn]);
       }
       for (uint o = 1u; o < CT; o <<= 1u) mt = max(mt, subgroupShuffleXor(mt, o));
@@ -146,7 +149,7 @@ void main() {
       for (uint jn = 0u; jn < TN; ++jn) {
         const float p = s[tm][jn] == NEG_INF ? 0.0 : exp2((s[tm][jn] - mn) * LOG2E);
         psum += p;
-        Ps[(rg * TM + tm) * PS + ct + jn * CT] = p;
+        Ps[(rg * TM + tm) * PS + ct + jn * CT] = p * sg[jn];
       }
       for (uint o = 1u; o < CT; o <<= 1u) psum += subgroupShuffleXor(psum, o);
       l[tm] = l[tm] * alpha + psum;

@@ -143,12 +143,14 @@ void main() {
     }
     warp_sync();
 
-    float sv[CPR];
+    float sv[CPR], sg[CPR];  // sg: cog's signs (1 otherwise): the softmax runs over |logit|
     float mt = NEG_INF;
     for (uint c = 0u; c < CPR; ++c) {
       const uint col = part + c * LPR, n = t0 + col;
-      sv[c] = n < k1 && key_visible(n, vsink, vbeg, vend) ? final_logit(smf.f[sbase + row * SS + col] * pc.s.scale, n, slope, qpos)
-                                                         : NEG_INF;
+      const bool vis = n < k1 && key_visible(n, vsink, vbeg, vend);
+      const float lg = vis ? final_logit(smf.f[sbase + row * SS + col] * pc.s.scale, n, slope, qpos) : 0.0;
+      sg[c] = pc.s.signed_weights != 0 ? sign(lg) : 1.0;
+      sv[c] = vis ? (pc.s.signed_weights != 0 ? abs(lg) : lg) : NEG_INF;
       mt = max(mt, sv[c]);
     }
     for (uint off = 1u; off < LPR; off <<= 1u) mt = max(mt, subgroupShuffleXor(mt, off));
@@ -165,7 +167,7 @@ void main() {
     for (uint c = 0u; c < CPR; ++c) {
       const float p = sv[c] == NEG_INF ? 0.0 : exp2((sv[c] - mn) * LOG2E);
       psum += p;
-      smh.h[pbase + row * PS + part + c * LPR] = float16_t(p);
+      smh.h[pbase + row * PS + part + c * LPR] = float16_t(p * sg[c]);
     }
     for (uint off = 1u; off < LPR; off <<= 1u) psum += subgroupShuffleXor(psum, off);
     l = l * alpha + psum;

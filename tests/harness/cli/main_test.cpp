@@ -194,7 +194,7 @@ TEST_CASE("two runs of a suite give identical input, reference and output hashes
 
 TEST_CASE("a timed run writes Google Benchmark rows with the attnbench record", "[cpu]") {
   const std::string dir = test::scratch_dir("cli_run");
-  const auto r = test::run_cli("run suites/smoke.json --backends cpu --quiet --filter mha/decode --min-time 0.002 "
+  const auto r = test::run_cli("run suites/smoke.json --backends cpu --quiet --filter mha/decode/batch=2,q_heads=4, --min-time 0.002 "
                                "--warmup 0.001 --out " + dir + "/r.json");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("cpu/blocked"));

@@ -134,3 +134,17 @@ TEST_CASE("softcap and alibi stay out of case ids while off: earlier cases keep 
   CHECK(on.format_id() == "gqa/decode/batch=1,q_heads=8,kv_heads=2,head_dim=64,q_len=1,kv_len=30,causal=true,ragged=false,head_lengths=false,softcap=30/f32/s1");
   CHECK(make(on.format_id()).format_id() == on.format_id());
 }
+
+TEST_CASE("cog: signed weights sign(s)·exp(|s|)/Σ exp(|s|), sign(0) = 0", "[unit]") {
+  const Case c = make("cog/decode/batch=1,q_heads=1,kv_heads=1,head_dim=1,kv_len=5/f32/s1");
+  const std::vector<double> x = {0.875, -0.3125, 0.0, 0.625, -0.75};
+  const Reference ref = c.method->reference(c, one_dim(c, x));
+  double num = 0, den = 0;
+  for (int j = 0; j < 5; ++j) {
+    const double e = std::exp(std::fabs(x[j]));
+    num += (x[j] > 0 ? 1.0 : x[j] < 0 ? -1.0 : 0.0) * e * j;
+    den += e;
+  }
+  CHECK(ref.tensors.at("O").get(0) == Approx(num / den).epsilon(1e-12));
+  CHECK(ref.tensors.at("LSE").get(0) == Approx(std::log(den)).epsilon(1e-12));
+}
