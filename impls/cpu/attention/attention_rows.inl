@@ -20,26 +20,6 @@ inline const char* row_ptr(const void* base, DType t, int64_t elem) {
   return static_cast<const char*>(base) + elem * static_cast<int64_t>(dtype_size(t));
 }
 
-// n fp32 values (n a multiple of W, or a scalar tail) into the storage dtype.
-inline void from_f32(const float* src, int64_t n, DType t, void* dst) {
-  int64_t x = 0;
-  switch (t) {
-    case DType::f32: std::memcpy(dst, src, n * sizeof(float)); return;
-    case DType::f16: {
-      auto* d = static_cast<uint16_t*>(dst);
-      for (; x + W <= n; x += W) S::store_f16(d + x, S::load(src + x));
-      for (; x < n; ++x) d[x] = f32_to_f16(src[x]);
-      return;
-    }
-    default: {
-      auto* d = static_cast<uint16_t*>(dst);
-      for (; x + W <= n; x += W) S::store_bf16(d + x, S::load(src + x));
-      for (; x < n; ++x) d[x] = f32_to_bf16(src[x]);
-      return;
-    }
-  }
-}
-
 // Index of packed row r of group g in the [batch, q_heads, q_len] row space of Q, O and LSE.
 inline int64_t query_row(const Problem& P, int64_t b, int64_t g, int64_t r) {
   const int64_t G = P.s.group, h = g * G + r % G, i = r / G;
@@ -196,7 +176,7 @@ inline void finish_row(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
     for (int64_t x = 0; x < dp; x += W) S::store(o + x, S::mul(S::load(o + x), inv));
     P.lse[row] = m + std::log(l);
   }
-  from_f32(o, d, P.dtype, static_cast<char*>(P.o) + row * d * static_cast<int64_t>(dtype_size(P.dtype)));
+  row_from_f32<S>(o, d, P.dtype, static_cast<char*>(P.o) + row * d * static_cast<int64_t>(dtype_size(P.dtype)));
 }
 
 }  // namespace attnbench::cpu::attn::ATTNBENCH_ISA

@@ -12,23 +12,6 @@ using S = ATTNBENCH_SIMD;
 using V = S::V;
 constexpr int W = S::W;
 
-// n fp32 values into the storage dtype.
-inline void store_row(const float* src, int64_t n, DType t, void* dst) {
-  if (t == DType::f32) {
-    std::memcpy(dst, src, n * sizeof(float));
-    return;
-  }
-  auto* d = static_cast<uint16_t*>(dst);
-  int64_t x = 0;
-  if (t == DType::f16) {
-    for (; x + W <= n; x += W) S::store_f16(d + x, S::load(src + x));
-    for (; x < n; ++x) d[x] = f32_to_f16(src[x]);
-  } else {
-    for (; x + W <= n; x += W) S::store_bf16(d + x, S::load(src + x));
-    for (; x < n; ++x) d[x] = f32_to_bf16(src[x]);
-  }
-}
-
 // The pair-swapped vector (x1, x0, x3, x2, ...): GPT-J's partners.
 inline __m256 swap_pairs(__m256 v) { return _mm256_permute_ps(v, 0xB1); }
 #ifdef __AVX512F__
@@ -101,7 +84,7 @@ void rotate(const Job& job, const float* table, int64_t r0, int64_t r1, float* s
     } else {  // rotary dims off the vector width (e.g. head_dim 80's halves of 40)
       for (int64_t x = 0; x < r; ++x) out[x] = std::fma(in[rope::partner_of(s, static_cast<int>(x))], Sn[x], in[x] * C[x]);
     }
-    store_row(out, d, job.dtype, static_cast<char*>(is_q ? job.q_rot : job.k_rot) + local * d * es);
+    row_from_f32<S>(out, d, job.dtype, static_cast<char*>(is_q ? job.q_rot : job.k_rot) + local * d * es);
   }
 }
 

@@ -36,4 +36,31 @@ inline void row_to_f32(const void* src, DType t, int64_t n, int64_t dp, float* d
   for (; x < dp; ++x) dst[x] = 0.0f;
 }
 
+// n fp32 values into the storage dtype (f32, f16 or bf16; 16-bit rounds to nearest even).
+template <typename S>
+inline void row_from_f32(const float* src, int64_t n, DType t, void* dst) {
+  constexpr int W = S::W;
+  int64_t x = 0;
+  switch (t) {
+    case DType::f32: {
+      auto* d = static_cast<float*>(dst);
+      for (; x + W <= n; x += W) S::store(d + x, S::load(src + x));
+      for (; x < n; ++x) d[x] = src[x];
+      return;
+    }
+    case DType::f16: {
+      auto* d = static_cast<uint16_t*>(dst);
+      for (; x + W <= n; x += W) S::store_f16(d + x, S::load(src + x));
+      for (; x < n; ++x) d[x] = f32_to_f16(src[x]);
+      return;
+    }
+    default: {  // bf16
+      auto* d = static_cast<uint16_t*>(dst);
+      for (; x + W <= n; x += W) S::store_bf16(d + x, S::load(src + x));
+      for (; x < n; ++x) d[x] = f32_to_bf16(src[x]);
+      return;
+    }
+  }
+}
+
 }  // namespace attnbench::cpu
