@@ -122,7 +122,9 @@ class Rope final : public Method {
     std::vector<float> theta(std::max<int64_t>(1, s.rotary_dim / 2));
     in.at("inv_freq").get_row(0, static_cast<int64_t>(theta.size()), theta.data());
     const HostTensor& pos = in.at("positions");
-    for (const auto& [name, heads] : {std::pair<std::string, int32_t>{"q", s.q_heads}, {"k", s.kv_heads}}) {
+    for (const auto& [name_, heads_] : {std::pair<std::string, int32_t>{"q", s.q_heads}, {"k", s.kv_heads}}) {
+      const std::string name = name_;  // named copies: clang 14 cannot capture structured bindings in a lambda
+      const int32_t heads = heads_;
       const HostTensor& x = in.at(name);
       HostTensor out(name + "_rot", DType::f64, x.shape()), base(name + "_rot", DType::f64, x.shape());
       const int64_t rows = int64_t{s.batch} * heads * s.tokens;
