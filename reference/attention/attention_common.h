@@ -83,6 +83,18 @@ ATTNBENCH_HD inline int64_t window_begin(const AttentionParams& s, int64_t end) 
 }
 // End of the sink keys a row sees below its window: [0, sink_end).
 ATTNBENCH_HD inline int64_t sink_end(const AttentionParams& s, int64_t begin) { return s.sinks < begin ? s.sinks : begin; }
+// Whether the final logit differs from scale·q·k (soft-cap or ALiBi): kernels skip the pass when not.
+ATTNBENCH_HD inline bool modifies_logits(const AttentionParams& s) { return s.softcap > 0 || s.alibi; }
+// What decode's KV splits divide: the keys the rows of one (sequence, KV head) may see, counted
+// from split_origin() — a window's last window + q_len − 1 keys, the whole cache without one. The
+// sinks below the origin go with the first split.
+ATTNBENCH_HD inline int64_t split_span(const AttentionParams& s) {
+  const int64_t w = int64_t{s.window} + s.q_len - 1;
+  return s.window > 0 && w < s.kv_cap ? w : s.kv_cap;
+}
+ATTNBENCH_HD inline int64_t split_origin(const AttentionParams& s, int64_t kv_len) {
+  return window_begin(s, visible_end(s, kv_len, 0));
+}
 // Keys a row sees, sinks and window together.
 ATTNBENCH_HD inline int64_t visible_count(const AttentionParams& s, int64_t end) {
   const int64_t begin = window_begin(s, end);

@@ -87,7 +87,7 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
   std::fill(sc.o, sc.o + padded * dv, 0.0f);
   cpu::amx::load_tile_config();
   const V scale = S::set1(P.scale);
-  const bool modified = s.softcap > 0 || s.alibi;
+  const bool modified = attention::modifies_logits(s);
   // Blocks aligned to the packed ones (the window's first block rounded down).
   for_visible_blocks(sp, 0, BC, BC, [&](int64_t jb, int64_t) {
     const int64_t block = jb / BC;

@@ -42,7 +42,7 @@ class CpuAttention final : public Impl {
       // The splits cut the keys a group's rows see: with a window, its last window + q_len − 1
       // keys (the sinks go with the first split), so decode time stays flat in kv_len.
       const int64_t want = (16 * threads + groups_ - 1) / groups_;
-      span_ = s.window > 0 ? std::min<int64_t>(s.kv_cap, int64_t{s.window} + s.q_len - 1) : s.kv_cap;
+      span_ = attention::split_span(s);
       splits_ = std::clamp<int64_t>(std::min<int64_t>(want, span_ / 1024), 1, 64);
       row_blocks_ = 1;
     } else {
@@ -103,12 +103,10 @@ class CpuAttention final : public Impl {
   }
 
  private:
-  // The first key of the window of group (b, g)'s first row: where its splits start.
+  // Where group (b, g)'s splits start (attention_common.h split_origin; 0 without a window).
   int64_t window_first_key(int64_t b, int64_t g) const {
     const attention::AttentionParams& s = problem_.s;
-    if (s.window == 0) return 0;
-    const int64_t len = problem_.kv_len[attention::kv_len_index(s, b, g)];
-    return attention::window_begin(s, attention::visible_end(s, len, 0));
+    return attention::split_origin(s, problem_.kv_len[attention::kv_len_index(s, b, g)]);
   }
 
   // O = Σ_s e^(m_s − M)·O_s / Σ_s e^(m_s − M)·l_s with M = max_s m_s; LSE = M + log L.

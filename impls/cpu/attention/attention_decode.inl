@@ -165,7 +165,7 @@ using FewSpans = Spans<kDirectRows>;
 inline void softmax_block(const Problem& P, const FewScratch& f, int64_t nr, int64_t jb, int64_t bc, const FewSpans& sp,
                           float* m) {
   const int64_t nv = (bc + W - 1) / W;
-  const bool modified = P.s.softcap > 0 || P.s.alibi;
+  const bool modified = attention::modifies_logits(P.s);
   for (int64_t rr = 0; rr < nr; ++rr) {
     float* s = f.s + rr * kDecKeys;
     if (modified) modify_logits(P, sp, rr, jb, s, nv * W);

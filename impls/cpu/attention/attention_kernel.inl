@@ -107,7 +107,7 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
   std::fill(sc.o, sc.o + nr * dp, 0.0f);
   const int64_t kv_base = (b * s.kv_heads + g) * s.kv_cap;
   const bool direct_f32 = P.dtype == DType::f32 && d == dp;  // K/V rows usable in place
-  const bool modified = s.softcap > 0 || s.alibi;
+  const bool modified = attention::modifies_logits(s);
   for_visible_blocks(sp, j0, BC, 1, [&](int64_t jb, int64_t bc) {
     const float* krow = sc.krow;
     const float* vrow = sc.v;

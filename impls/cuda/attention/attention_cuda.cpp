@@ -175,10 +175,9 @@ class CudaAttention : public Impl {
     if (kernel_.splits_kv) {
       const int64_t base = int64_t{s.batch} * s.kv_heads * row_blocks_;
       const int64_t slots = static_cast<int64_t>(be.props().multiProcessorCount) * ctas_per_sm;
-      // Splits cut the keys the rows see: with a window, its last window + q_len − 1.
-      const int64_t span = s.window > 0 ? std::min<int64_t>(s.kv_cap, int64_t{s.window} + s.q_len - 1) : s.kv_cap;
-      const int64_t max_splits = std::clamp<int64_t>(span / std::max(1, kernel_.shape.min_keys_per_split), 1,
-                                                     attn::kMaxSplits);
+      // Splits cut the keys the rows see (a window's, not the cache's).
+      const int64_t max_splits =
+          std::clamp<int64_t>(attention::split_span(s) / std::max(1, kernel_.shape.min_keys_per_split), 1, attn::kMaxSplits);
       p.splits = choose_splits(base, slots, max_splits);
     }
     p.part_o = nullptr;
@@ -226,7 +225,7 @@ class CudaAttentionMma final : public CudaAttention {
       return Support::no(cat(dtype_name(c.dtype), ": the mma variant takes f16 and bf16 (tensor cores)"));
     if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
       return Support::no(cat("head_dim=", s.head_dim, ": the mma variant needs 64, 128 or 256"));
-    if (s.window > 0 || s.softcap > 0 || s.alibi || s.signed_weights)
+    if (s.window > 0 || attention::modifies_logits(s) || s.signed_weights)
       return Support::no("window, softcap, alibi and signed weights are taken by the general variant; the mma kernels do "
                          "not mask or modify logits beyond the causal mask");
     return common_limits(c, s, *mma_kernel(c), limits);

@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   const int row = r0 + ty, row_pos = min(row, R - 1) / G;
   const int row_end = visible_end(kv_len, p.s.q_len, row_pos, p.s.causal);
   const int row_begin = window_begin(p.s, row_end), row_sinks = sink_end(p.s, row_begin);
-  const bool modified = p.s.softcap > 0.0f || p.s.alibi;
+  const bool modified = attention::modifies_logits(p.s);
   const float slope = p.s.alibi ? p.alibi_slopes[g * G + min(row, R - 1) % G] : 0.0f;
   const float query_pos = static_cast<float>(kv_len - p.s.q_len + row_pos), inv_scale = 1.0f / p.s.scale;
   float o[CPT];

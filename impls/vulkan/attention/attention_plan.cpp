@@ -61,7 +61,7 @@ Plan plan_split_kv(const attention::AttentionParams& s, DType dtype, const Devic
   // About 16 workgroups per compute unit: several waves, so the last one leaves little idle.
   // The splits cut the keys the rows see (attention_decode.comp): with a window, the last
   // window + q_len − 1 of them from the first row's window start, so the work stays flat in kv_len.
-  const uint32_t keys = s.window > 0 ? std::min<uint32_t>(s.kv_cap, s.window + s.q_len - 1) : s.kv_cap;
+  const auto keys = static_cast<uint32_t>(attention::split_span(s));
   choose_splits(p.push, keys, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, d.forced_splits);
   p.shader = "attention_decode";
   p.constants = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, vec16(D, dtype_size(dtype))};

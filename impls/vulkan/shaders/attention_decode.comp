@@ -107,7 +107,7 @@ void main() {
 
   // The splits cut the keys the group's rows see: from its first row's window start (0 without
   // a window), the sinks going with split 0; the gap between sinks and window is skipped.
-  const uint first = window_begin(visible_end(kvlen, 0u));
+  const uint first = window_begin(visible_end(kvlen, 0u));  // attention_common.h split_origin()
   const uint k0 = split == 0u ? 0u : first + split * pc.plan.split_len;
   const uint k1 = min(first + (split + 1u) * pc.plan.split_len, block_end);
   const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
