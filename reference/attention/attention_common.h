@@ -5,14 +5,18 @@
 //
 // Canonical layout and semantics (docs/design.md "Contracts", canonical layouts):
 //   q      [batch, q_heads, q_len, head_dim]        case dtype
-//   k, v   [batch, kv_heads, kv_cap, head_dim]      case dtype, NaN beyond the row's length
+//   k      [batch, kv_heads, kv_cap, head_dim]      case dtype, NaN beyond the row's length
+//   v      [batch, kv_heads, kv_cap, v_head_dim]    rows v_stride apart: v_stride = v_head_dim, or
+//          v_stride = head_dim with v pointing at k, when each value is the first v_head_dim
+//          elements of its key (MLA's absorbed form reads its latent cache as both, as FlashMLA does)
 //   kv_len [batch] i32, or [batch, kv_heads] with head_lengths (each KV head its own length:
 //          the ragged caches per-head KV compression leaves)
-//   O      [batch, q_heads, q_len, head_dim]        case dtype
+//   O      [batch, q_heads, q_len, v_head_dim]      case dtype
 //   LSE    [batch, q_heads, q_len]                  f32, natural log of Σ_j exp(scale·q·k_j)
 // Causal masking is bottom-right aligned: query i sees keys j ≤ len − q_len + i, len the length of
 // its (sequence, KV head). A row with no visible key has O = 0 and LSE = −inf.
-// scale = 1/sqrt(head_dim).
+// scale = 1/sqrt(head_dim) for the attention methods; a stage that computes attention for another
+// method (mla) sets its own. The attention methods have v_head_dim = v_stride = head_dim.
 //
 // The pattern and logit parameters every attention kernel takes (0 turns each off):
 //   window   the row's visible keys end at `end` (above) and start at end − window: the last
@@ -48,7 +52,10 @@
   X(i32, sinks)        /* first keys visible below the window */                 \
   X(i32, alibi)        /* 1: ALiBi bias −m_h·(p − j) */                          \
   X(f32, softcap)      /* 0: none; else softcap·tanh(logit / softcap) */       \
-  X(i32, signed_weights) /* 1: Cog's sign(logit)·softmax(|logit|) */
+  X(i32, signed_weights) /* 1: Cog's sign(logit)·softmax(|logit|) */        \
+  X(i32, v_head_dim)   /* width of V and O rows (head_dim but for mla) */      \
+  X(i32, v_stride)     /* elements between V rows: v_head_dim, or head_dim */  \
+                       /* when V is the prefix of K's rows (one buffer) */
 
 #ifdef __cplusplus
 #include <cstdint>

@@ -38,6 +38,8 @@ AttentionParams attention_params(const Case& c) {
   s.alibi = c.flag("alibi");
   s.softcap = static_cast<float>(c.f64("softcap"));
   s.signed_weights = spec->pattern() == Pattern::signed_weights;
+  s.v_head_dim = d;
+  s.v_stride = d;
   return s;
 }
 
@@ -85,10 +87,25 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern patte
       if (p.i64("q_heads") % p.i64("kv_heads") == 0) return {};
       return cat("kv_heads=", p.i64("kv_heads"), " does not divide q_heads=", p.i64("q_heads"));
     });
-  schema_.rule("decode: q_len <= 64", [](const Params& p, const std::string& phase) -> std::string {
+  add_decode_q_len_rule(schema_);
+}
+
+void add_decode_q_len_rule(ParamSchema& schema) {
+  schema.rule("decode: q_len <= 64", [](const Params& p, const std::string& phase) -> std::string {
     if (phase != "decode" || p.i64("q_len") <= 64) return {};
     return cat("q_len=", p.i64("q_len"), " is too long for a decode step; use the prefill phase");
   });
+}
+
+std::vector<int64_t> reference_rows(Reference& ref, int64_t rows, double flops, uint64_t seed) {
+  ref.total_rows = rows;
+  if (flops > kFullReferenceFlops)
+    ref.checked_rows = sample_indices(rows, std::max<int64_t>(1, static_cast<int64_t>(rows * kFullReferenceFlops / flops)), seed,
+                                      "checked_rows");
+  if (!ref.checked_rows.empty()) return ref.checked_rows;
+  std::vector<int64_t> all(rows);
+  for (int64_t r = 0; r < rows; ++r) all[r] = r;
+  return all;
 }
 
 std::vector<OutputDecl> AttentionSpec::outputs(const Case& c) const {
@@ -278,16 +295,7 @@ Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
   const HostTensor &q = in.at("q"), &k = in.at("k"), &v = in.at("v"), &kv_len = in.at("kv_len");
   const int64_t rows = int64_t{s.batch} * s.q_heads * s.q_len;
   Reference ref;
-  ref.total_rows = rows;
-  const double flops = work(c).flops;
-  if (flops > kFullReferenceFlops)
-    ref.checked_rows = sample_indices(rows, std::max<int64_t>(1, static_cast<int64_t>(rows * kFullReferenceFlops / flops)),
-                                      c.seed, "checked_rows");
-  std::vector<int64_t> todo = ref.checked_rows;
-  if (todo.empty()) {
-    todo.resize(rows);
-    for (int64_t r = 0; r < rows; ++r) todo[r] = r;
-  }
+  const std::vector<int64_t> todo = reference_rows(ref, rows, work(c).flops, c.seed);
   HostTensor o("O", DType::f64, {s.batch, s.q_heads, s.q_len, s.head_dim});
   HostTensor lse("LSE", DType::f64, {s.batch, s.q_heads, s.q_len});
   HostTensor o_base("O", DType::f64, o.shape()), lse_base("LSE", DType::f64, lse.shape());

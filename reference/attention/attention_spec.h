@@ -38,4 +38,11 @@ class AttentionSpec : public Method {
 // Above this many reference flops the check compares a seeded sample of query rows.
 inline constexpr double kFullReferenceFlops = 4e9;
 
+// The query rows a reference computes for a case of `rows` rows costing `flops`: every row, or
+// above kFullReferenceFlops a seeded sample, which it also records in ref.checked_rows.
+std::vector<int64_t> reference_rows(Reference& ref, int64_t rows, double flops, uint64_t seed);
+
+// The attention methods' bound on a decode step's queries.
+void add_decode_q_len_rule(ParamSchema& schema);
+
 }  // namespace attnbench::attention

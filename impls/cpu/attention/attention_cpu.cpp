@@ -1,20 +1,6 @@
-// mha, mqa, gqa, swa and cog on the CPU: one impl serving all five (variant "blocked"), multi-threaded on
-// the backend's pool, vectorised with runtime dispatch to AVX-512 (attention_kernel.h), and bf16
-// prefill on AMX tiles where the backend offers them (attention_amx.h; K and V packed first).
-//
-// Scheduling. A group is (batch, KV head) with rows = head group × q_len. Groups with many rows
-// are cut into tasks of at most 64 rows (causal rows late in the sequence see more keys; tasks
-// are handed out dynamically). Groups with few rows (decode) are instead cut along the keys when
-// there are too few groups to fill the threads: each split writes a partial (m, l, O) and a
-// second pass merges the splits (flash-decoding).
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-
-#include "../runtime/cpu_backend.h"
-#include "attention_amx.h"
-#include "attention_kernel.h"
-#include "attnbench/error.h"
+// mha, mqa, gqa, swa and cog on the CPU: one impl serving all five (variant "blocked"), the attention
+// stage (attention_stage.h) on the case's buffers.
+#include "attention_stage.h"
 #include "attnbench/impl.h"
 
 namespace attnbench::cpu {
@@ -25,146 +11,18 @@ class CpuAttention final : public Impl {
   Support supports(const Case&, const DeviceLimits&) const override { return Support::yes(); }
 
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
-    CpuBackend& cpu = as_cpu(backend);
-    pool_ = &cpu.pool();
-    kernels_ = &cpu.kernels<attn::KernelTable>();
     const attention::AttentionParams s = attention::attention_params(c);
-    const int64_t w = kernels_->vector_width;
-    problem_ = {s, c.dtype, (s.head_dim + w - 1) / w * w, s.scale,
-                io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io["kv_len"].ptr<int32_t>(),
-                io["O"].ptr(), io["LSE"].ptr<float>(), s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr};
-    rows_ = int64_t{s.group} * s.q_len;
-    groups_ = int64_t{s.batch} * s.kv_heads;
-    const int64_t threads = pool_->size();
-    if (rows_ <= attn::kDirectRows) {
-      // Enough splits for about 16 tasks per thread, each at least 1024 keys long: tasks are
-      // handed out dynamically, so a thread slowed by other work on the machine costs little.
-      // The splits cut the keys a group's rows see: with a window, its last window + q_len − 1
-      // keys (the sinks go with the first split), so decode time stays flat in kv_len.
-      const int64_t want = (16 * threads + groups_ - 1) / groups_;
-      span_ = attention::split_span(s);
-      splits_ = std::clamp<int64_t>(std::min<int64_t>(want, span_ / 1024), 1, 64);
-      row_blocks_ = 1;
-    } else {
-      splits_ = 1;
-      row_blocks_ = (rows_ + attn::kMaxRowsPerTask - 1) / attn::kMaxRowsPerTask;
-    }
-    split_len_ = splits_ > 1 ? (span_ + splits_ - 1) / splits_ : s.kv_cap;
-    scratch_stride_ = attn::scratch_floats(problem_.dp);
-    // bf16 tasks of many rows on the tiles; decode (few rows) stays bound by reading K and V.
-    amx_ = cpu.amx() && c.dtype == DType::bf16 && rows_ > attn::kDirectRows;
-    if (amx_) {
-      packed_ = attn::amx::packed_shape(s);
-      packed_k_ = backend.allocator().allocate(attn::amx::k_elements(packed_) * 2, "attention.amx_k");
-      packed_v_ = backend.allocator().allocate(attn::amx::v_elements(packed_) * 2, "attention.amx_v");
-      packed_.k = packed_k_->ptr<uint16_t>();
-      packed_.v = packed_v_->ptr<uint16_t>();
-      scratch_stride_ = std::max(scratch_stride_, attn::amx::scratch_floats(packed_));
-    }
-    scratch_ = backend.allocator().allocate(scratch_stride_ * threads * sizeof(float), "attention.scratch");
-    if (splits_ > 1) {
-      const int64_t per_split = rows_ * (problem_.dp + 2);
-      partials_ = backend.allocator().allocate(groups_ * splits_ * per_split * sizeof(float), "attention.partials");
-    }
+    stage_.prepare(s, c.dtype,
+                   {io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io["kv_len"].ptr<int32_t>(), io["O"].ptr(),
+                    io["LSE"].ptr<float>(), s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr},
+                   as_cpu(backend));
   }
 
-  std::string compute_ceiling() const override { return amx_ ? kAmxBf16Ceiling : ""; }
-
-  void run() override {
-    if (amx_) {
-      const int64_t blocks = packed_.keys / attn::amx::kBlockKeys;
-      pool_->parallel_for(packed_.groups * blocks, [&](int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) attn::amx::pack(problem_, packed_, t / blocks, t % blocks);
-      });
-    }
-    const int64_t kv_heads = problem_.s.kv_heads;
-    float* scratch = scratch_->ptr<float>();
-    const int64_t per_split = rows_ * (problem_.dp + 2);
-    pool_->parallel_for_slots(groups_ * row_blocks_ * splits_, [&](int64_t begin, int64_t end, unsigned slot) {
-      float* my_scratch = scratch + slot * scratch_stride_;
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t split = t % splits_, rb = (t / splits_) % row_blocks_, group = t / (splits_ * row_blocks_);
-        const int64_t b = group / kv_heads, g = group % kv_heads;
-        const int64_t r0 = rb * attn::kMaxRowsPerTask, r1 = std::min(rows_, r0 + attn::kMaxRowsPerTask);
-        if (amx_ && r1 - r0 > attn::kDirectRows) {
-          attn::amx::attend_many(problem_, packed_, b, g, r0, r1, my_scratch);
-        } else if (splits_ == 1) {
-          kernels_->attend(problem_, b, g, r0, r1, 0, problem_.s.kv_cap, my_scratch, nullptr);
-        } else {
-          float* base = partials_->ptr<float>() + (group * splits_ + split) * per_split;
-          const attn::PartialOut out{base, base + rows_, base + 2 * rows_};
-          const int64_t first = window_first_key(b, g);  // 0 without a window
-          kernels_->attend(problem_, b, g, 0, rows_, split == 0 ? 0 : first + split * split_len_,
-                           first + (split + 1) * split_len_, my_scratch, &out);
-        }
-      }
-    });
-    if (splits_ > 1) merge_splits();
-  }
+  std::string compute_ceiling() const override { return stage_.compute_ceiling(); }
+  void run() override { stage_.run(); }
 
  private:
-  // Where group (b, g)'s splits start (attention_common.h split_origin; 0 without a window).
-  int64_t window_first_key(int64_t b, int64_t g) const {
-    const attention::AttentionParams& s = problem_.s;
-    return attention::split_origin(s, problem_.kv_len[attention::kv_len_index(s, b, g)]);
-  }
-
-  // O = Σ_s e^(m_s − M)·O_s / Σ_s e^(m_s − M)·l_s with M = max_s m_s; LSE = M + log L.
-  void merge_splits() {
-    const attention::AttentionParams& s = problem_.s;
-    const int64_t dp = problem_.dp, G = s.group, per_split = rows_ * (dp + 2);
-    const size_t es = dtype_size(problem_.dtype);
-    pool_->parallel_for(groups_, [&](int64_t begin, int64_t end) {
-      std::vector<float> acc(dp);
-      for (int64_t group = begin; group < end; ++group) {
-        const int64_t b = group / s.kv_heads, g = group % s.kv_heads;
-        const float* base = partials_->ptr<float>() + group * splits_ * per_split;
-        for (int64_t r = 0; r < rows_; ++r) {
-          float m = -INFINITY;
-          for (int64_t sp = 0; sp < splits_; ++sp) m = std::max(m, base[sp * per_split + r]);
-          const int64_t h = g * G + r % G, i = r / G, row = (b * s.q_heads + h) * s.q_len + i;
-          std::fill(acc.begin(), acc.end(), 0.0f);
-          float l = 0;
-          if (m != -INFINITY) {
-            for (int64_t sp = 0; sp < splits_; ++sp) {
-              const float* part = base + sp * per_split;
-              if (part[rows_ + r] == 0.0f) continue;
-              const float w = std::exp(part[r] - m);
-              l += w * part[rows_ + r];
-              const float* o = part + 2 * rows_ + r * dp;
-              for (int64_t x = 0; x < dp; ++x) acc[x] += w * o[x];
-            }
-          }
-          char* out = static_cast<char*>(problem_.o) + row * s.head_dim * static_cast<int64_t>(es);
-          if (l == 0.0f) {
-            for (int64_t x = 0; x < s.head_dim; ++x) store(out, x, 0.0f);
-            problem_.lse[row] = -INFINITY;
-          } else {
-            for (int64_t x = 0; x < s.head_dim; ++x) store(out, x, acc[x] / l);
-            problem_.lse[row] = m + std::log(l);
-          }
-        }
-      }
-    });
-  }
-
-  void store(char* out, int64_t x, float v) const {
-    switch (problem_.dtype) {
-      case DType::f32: std::memcpy(out + 4 * x, &v, 4); break;
-      case DType::f16: { const uint16_t h = f32_to_f16(v); std::memcpy(out + 2 * x, &h, 2); break; }
-      default: { const uint16_t h = f32_to_bf16(v); std::memcpy(out + 2 * x, &h, 2); break; }
-    }
-  }
-
-  ThreadPool* pool_ = nullptr;
-  const attn::KernelTable* kernels_ = nullptr;
-  attn::Problem problem_{};
-  int64_t rows_ = 0, groups_ = 0, splits_ = 1, row_blocks_ = 1, split_len_ = 0, span_ = 0;
-  size_t scratch_stride_ = 0;
-  BufferPtr scratch_, partials_;
-  bool amx_ = false;
-  attn::amx::Packed packed_{};
-  BufferPtr packed_k_, packed_v_;
+  attn::AttentionStage stage_;
 };
 
 }  // namespace

@@ -146,15 +146,15 @@ struct FewScratch {
   float *q, *o, *s, *l, *alpha, *kbuf, *vbuf;
 };
 
-inline FewScratch few_layout(float* base, int64_t dp) {
+inline FewScratch few_layout(float* base, int64_t dp, int64_t dvp) {
   FewScratch f;
   f.q = base;                          // [kDirectRows][dp]  scale·Q
-  f.o = f.q + kDirectRows * dp;        // [kDirectRows][dp]  unnormalised O
-  f.s = f.o + kDirectRows * dp;        // [kDirectRows][kDecKeys]  scores, then P
+  f.o = f.q + kDirectRows * dp;        // [kDirectRows][dvp] unnormalised O
+  f.s = f.o + kDirectRows * dvp;       // [kDirectRows][kDecKeys]  scores, then P
   f.l = f.s + kDirectRows * kDecKeys;  // [kDirectRows][W]   lane-wise sums of P
   f.alpha = f.l + kDirectRows * W;     // [kDirectRows]
   f.kbuf = f.alpha + kDirectRows;      // [kDecKeys][dp]     widened K block (dims off the vector width)
-  f.vbuf = f.kbuf + kDecKeys * dp;     // [kDecKeys][dp]
+  f.vbuf = f.kbuf + kDecKeys * dp;     // [kDecKeys][dvp]
   return f;
 }
 
@@ -197,16 +197,16 @@ inline void softmax_block(const Problem& P, const FewScratch& f, int64_t nr, int
 
 // One block of keys [jb, jb + bc) for nr rows; k and v start at key jb.
 template <class R>
-inline void few_block(const Problem& P, const FewScratch& f, int64_t nr, int64_t dp, int64_t jb, int64_t bc, const FewSpans& sp,
+inline void few_block(const Problem& P, const FewScratch& f, int64_t nr, int64_t jb, int64_t bc, const FewSpans& sp,
                       const R& k, const R& v, float* m) {
-  const int64_t nc = dp / W, nv = (bc + W - 1) / W;
+  const int64_t dp = P.dp, dvp = P.dvp, nc = dp / W, nvc = dvp / W, nv = (bc + W - 1) / W;
   by_row_tiles(nr, [&](int64_t r, auto n) {
     for (int64_t x = 0; x < nv; ++x)
       vector_scores<decltype(n)::value>(f.q + r * dp, dp, nc, k, x * W, bc - 1, f.s + r * kDecKeys + x * W);
   });
   softmax_block(P, f, nr, jb, bc, sp, m);
   by_row_tiles(nr, [&](int64_t r, auto n) {
-    pv_rows_few<decltype(n)::value>(f.s + r * kDecKeys, bc, v, nc, f.o + r * dp, dp, f.alpha + r);
+    pv_rows_few<decltype(n)::value>(f.s + r * kDecKeys, bc, v, nvc, f.o + r * dvp, dvp, f.alpha + r);
   });
 }
 
@@ -214,35 +214,42 @@ inline void few_block(const Problem& P, const FewScratch& f, int64_t nr, int64_t
 // Rows [r0, r0 + nr) of group (b, g), nr <= kDirectRows, over keys [j0, j1).
 inline void attend_few(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t nr, int64_t j0, int64_t j1,
                        float* scratch, const PartialOut* partial) {
-  const int64_t d = P.s.head_dim, dp = P.dp;
-  const FewScratch f = few_layout(scratch, dp);
+  const int64_t d = P.s.head_dim, dp = P.dp, dv = P.s.v_head_dim, dvp = P.dvp, ldv = P.s.v_stride;
+  const FewScratch f = few_layout(scratch, dp, dvp);
   FewSpans sp;
   float m[kDirectRows];
   visible_spans(P, b, g, r0, nr, j0, j1, sp);
   pack_queries(P, b, g, r0, nr, f.q);
-  std::fill(f.o, f.o + nr * dp, 0.0f);
+  std::fill(f.o, f.o + nr * dvp, 0.0f);
   std::fill(f.l, f.l + nr * W, 0.0f);
   std::fill(m, m + nr, -INFINITY);
 
-  const int64_t kv0 = (b * P.s.kv_heads + g) * P.s.kv_cap;  // the group's first key row
+  // The group's first key row; rows_at(base, row length, row stride, padded width, jb, bc, buffer).
+  const int64_t kv0 = (b * P.s.kv_heads + g) * P.s.kv_cap;
   const auto run = [&](auto rows_at) {
     for_visible_blocks(sp, j0, kDecKeys, 1, [&](int64_t jb, int64_t bc) {
-      few_block(P, f, nr, dp, jb, bc, sp, rows_at(P.k, jb, bc, f.kbuf), rows_at(P.v, jb, bc, f.vbuf), m);
+      few_block(P, f, nr, jb, bc, sp, rows_at(P.k, d, d, dp, jb, bc, f.kbuf), rows_at(P.v, dv, ldv, dvp, jb, bc, f.vbuf), m);
     });
   };
-  if (d % W != 0) {
-    run([&](const void* base, int64_t jb, int64_t bc, float* buf) {
-      for (int64_t j = 0; j < bc; ++j) row_to_f32<S>(row_ptr(base, P.dtype, (kv0 + jb + j) * d), P.dtype, d, dp, buf + j * dp);
-      return Widened{buf, dp};
+  if (d % W != 0 || dv % W != 0) {
+    run([&](const void* base, int64_t n, int64_t ld, int64_t np, int64_t jb, int64_t bc, float* buf) {
+      for (int64_t j = 0; j < bc; ++j) row_to_f32<S>(row_ptr(base, P.dtype, (kv0 + jb + j) * ld), P.dtype, n, np, buf + j * np);
+      return Widened{buf, np};
     });
   } else if (P.dtype == DType::f32) {
-    run([&](const void* base, int64_t jb, int64_t, float*) { return InPlace<float>(static_cast<const float*>(base) + (kv0 + jb) * d, d); });
+    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*) {
+      return InPlace<float>(static_cast<const float*>(base) + (kv0 + jb) * ld, ld);
+    });
   } else if (P.dtype == DType::bf16) {
-    run([&](const void* base, int64_t jb, int64_t, float*) { return InPlace<Bf16>(static_cast<const Bf16*>(base) + (kv0 + jb) * d, d); });
+    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*) {
+      return InPlace<Bf16>(static_cast<const Bf16*>(base) + (kv0 + jb) * ld, ld);
+    });
   } else {
-    run([&](const void* base, int64_t jb, int64_t, float*) { return InPlace<F16>(static_cast<const F16*>(base) + (kv0 + jb) * d, d); });
+    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*) {
+      return InPlace<F16>(static_cast<const F16*>(base) + (kv0 + jb) * ld, ld);
+    });
   }
-  for (int64_t rr = 0; rr < nr; ++rr) finish_row(P, b, g, r0, rr, m[rr], S::hsum(S::load(f.l + rr * W)), f.o + rr * dp, partial);
+  for (int64_t rr = 0; rr < nr; ++rr) finish_row(P, b, g, r0, rr, m[rr], S::hsum(S::load(f.l + rr * W)), f.o + rr * dvp, partial);
 }
 
 }  // namespace attnbench::cpu::attn::ATTNBENCH_ISA

@@ -24,6 +24,7 @@ struct Problem {
   attention::AttentionParams s;
   DType dtype;
   int64_t dp;   // head_dim padded to the vector width
+  int64_t dvp;  // v_head_dim padded to the vector width (O's and V's rows in scratch)
   float scale;
   const void* q;
   const void* k;
@@ -39,16 +40,16 @@ struct Problem {
 struct PartialOut {
   float* m = nullptr;  // [rows]
   float* l = nullptr;  // [rows]
-  float* o = nullptr;  // [rows][dp]
+  float* o = nullptr;  // [rows][dvp]
 };
 
 inline constexpr int64_t kMaxRowsPerTask = 64;
 inline constexpr int64_t kDirectRows = 8;  // at most this many rows: dot products, no K transpose
 
 // Floats of per-thread scratch a task needs (attention_kernel.inl's layout at the widest ISA).
-inline size_t scratch_floats(int64_t dp) {
+inline size_t scratch_floats(int64_t dp, int64_t dvp) {
   constexpr int64_t kWidestBlock = 64;
-  return static_cast<size_t>(2 * kMaxRowsPerTask * dp + dp * kWidestBlock + 2 * kWidestBlock * dp +
+  return static_cast<size_t>(kMaxRowsPerTask * (dp + dvp) + dp * kWidestBlock + kWidestBlock * (dp + dvp) +
                              kMaxRowsPerTask * kWidestBlock + 2 * kMaxRowsPerTask);
 }
 

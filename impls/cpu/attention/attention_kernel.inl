@@ -15,15 +15,15 @@ struct ScratchLayout {
   float *q, *kt, *krow, *v, *p, *o, *m, *l;
 };
 
-inline ScratchLayout layout(float* base, int64_t dp) {
+inline ScratchLayout layout(float* base, int64_t dp, int64_t dvp) {
   ScratchLayout s;
   s.q = base;                              // [kMaxRowsPerTask][dp]  scale·Q in fp32
   s.kt = s.q + kMaxRowsPerTask * dp;       // [dp][BC]               transposed K block
   s.krow = s.kt + dp * BC;                 // [BC][dp]               K block rows in fp32
-  s.v = s.krow + BC * dp;                  // [BC][dp]               V block rows in fp32
-  s.p = s.v + BC * dp;                     // [kMaxRowsPerTask][BC]  scores, then probabilities
-  s.o = s.p + kMaxRowsPerTask * BC;        // [kMaxRowsPerTask][dp]  unnormalised O
-  s.m = s.o + kMaxRowsPerTask * dp;        // [kMaxRowsPerTask]
+  s.v = s.krow + BC * dp;                  // [BC][dvp]              V block rows in fp32
+  s.p = s.v + BC * dvp;                    // [kMaxRowsPerTask][BC]  scores, then probabilities
+  s.o = s.p + kMaxRowsPerTask * BC;        // [kMaxRowsPerTask][dvp] unnormalised O
+  s.m = s.o + kMaxRowsPerTask * dvp;       // [kMaxRowsPerTask]
   s.l = s.m + kMaxRowsPerTask;             // [kMaxRowsPerTask]
   return s;
 }
@@ -97,32 +97,32 @@ inline void by_four(int64_t n, F&& f) {  // f(first row, rows) with rows in 1..4
 inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t nr, int64_t j0, int64_t j1,
                         float* scratch, const PartialOut* partial) {
   const auto& s = P.s;
-  const int64_t d = s.head_dim, dp = P.dp;
-  const ScratchLayout sc = layout(scratch, dp);
+  const int64_t d = s.head_dim, dp = P.dp, dv = s.v_head_dim, dvp = P.dvp;
+  const ScratchLayout sc = layout(scratch, dp, dvp);
   Spans<kMaxRowsPerTask> sp;
   visible_spans(P, b, g, r0, nr, j0, j1, sp);
   pack_queries(P, b, g, r0, nr, sc.q);
   std::fill(sc.m, sc.m + nr, -INFINITY);
   std::fill(sc.l, sc.l + nr, 0.0f);
-  std::fill(sc.o, sc.o + nr * dp, 0.0f);
+  std::fill(sc.o, sc.o + nr * dvp, 0.0f);
   const int64_t kv_base = (b * s.kv_heads + g) * s.kv_cap;
-  const bool direct_f32 = P.dtype == DType::f32 && d == dp;  // K/V rows usable in place
+  // f32 rows whose width is a multiple of the vector width are read in place.
+  const bool direct_k = P.dtype == DType::f32 && d == dp, direct_v = P.dtype == DType::f32 && dv == dvp;
   const bool modified = attention::modifies_logits(s);
   for_visible_blocks(sp, j0, BC, 1, [&](int64_t jb, int64_t bc) {
     const float* krow = sc.krow;
     const float* vrow = sc.v;
-    if (direct_f32) {
-      krow = static_cast<const float*>(P.k) + (kv_base + jb) * d;
-      vrow = static_cast<const float*>(P.v) + (kv_base + jb) * d;
-    } else {
-      for (int64_t j = 0; j < bc; ++j) {
+    if (direct_k) krow = static_cast<const float*>(P.k) + (kv_base + jb) * d;
+    else
+      for (int64_t j = 0; j < bc; ++j)
         row_to_f32<S>(row_ptr(P.k, P.dtype, (kv_base + jb + j) * d), P.dtype, d, dp, sc.krow + j * dp);
-        row_to_f32<S>(row_ptr(P.v, P.dtype, (kv_base + jb + j) * d), P.dtype, d, dp, sc.v + j * dp);
-      }
-    }
+    if (direct_v) vrow = static_cast<const float*>(P.v) + (kv_base + jb) * s.v_stride;
+    else
+      for (int64_t j = 0; j < bc; ++j)
+        row_to_f32<S>(row_ptr(P.v, P.dtype, (kv_base + jb + j) * s.v_stride), P.dtype, dv, dvp, sc.v + j * dvp);
     // Scores.
     const int nc = static_cast<int>((bc + W - 1) / W);
-    const int64_t ldk = direct_f32 ? d : dp, full_keys = bc / W * W, full_dims = d / W * W;
+    const int64_t ldk = direct_k ? d : dp, full_keys = bc / W * W, full_dims = d / W * W;
     for (int64_t j = 0; j < full_keys; j += W)
       for (int64_t x = 0; x < full_dims; x += W) transpose_tile(krow + j * ldk + x, ldk, sc.kt + x * BC + j, BC, V{});
     for (int64_t x = 0; x < d; ++x) {  // the edges: dims off the vector width, the last keys, zeros
@@ -168,24 +168,24 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
       if (s.signed_weights) apply_signs(row, sg, BC);
       if (alpha != 1.0f) {
         const V a = S::set1(alpha);
-        float* o = sc.o + rr * dp;
-        for (int64_t x = 0; x < dp; x += W) S::store(o + x, S::mul(S::load(o + x), a));
+        float* o = sc.o + rr * dvp;
+        for (int64_t x = 0; x < dvp; x += W) S::store(o + x, S::mul(S::load(o + x), a));
       }
     }
     // O += P·V.
-    const int64_t ldv = direct_f32 ? d : dp;
+    const int64_t ldv = direct_v ? s.v_stride : dvp;
     by_four(nr, [&](int64_t r, int n) {
       const float* p = sc.p + r * BC;
-      float* o = sc.o + r * dp;
+      float* o = sc.o + r * dvp;
       switch (n) {
-        case 1: pv_rows<1>(p, bc, vrow, ldv, o, dp); break;
-        case 2: pv_rows<2>(p, bc, vrow, ldv, o, dp); break;
-        case 3: pv_rows<3>(p, bc, vrow, ldv, o, dp); break;
-        default: pv_rows<4>(p, bc, vrow, ldv, o, dp); break;
+        case 1: pv_rows<1>(p, bc, vrow, ldv, o, dvp); break;
+        case 2: pv_rows<2>(p, bc, vrow, ldv, o, dvp); break;
+        case 3: pv_rows<3>(p, bc, vrow, ldv, o, dvp); break;
+        default: pv_rows<4>(p, bc, vrow, ldv, o, dvp); break;
       }
     });
   });
-  for (int64_t rr = 0; rr < nr; ++rr) finish_row(P, b, g, r0, rr, sc.m[rr], sc.l[rr], sc.o + rr * dp, partial);
+  for (int64_t rr = 0; rr < nr; ++rr) finish_row(P, b, g, r0, rr, sc.m[rr], sc.l[rr], sc.o + rr * dvp, partial);
 }
 
 void attend(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t r1, int64_t j0, int64_t j1, float* scratch,

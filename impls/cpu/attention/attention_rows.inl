@@ -156,11 +156,11 @@ inline void modify_logits(const Problem& P, const Spans<N>& sp, int64_t rr, int6
   }
 }
 
-// Row rr's unnormalised o (dp floats, overwritten), running max m and sum l: into the partial
+// Row rr's unnormalised o (dvp floats, overwritten), running max m and sum l: into the partial
 // outputs, or normalised into O and LSE.
 inline void finish_row(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t rr, float m, float l, float* o,
                        const PartialOut* partial) {
-  const int64_t dp = P.dp, d = P.s.head_dim;
+  const int64_t dp = P.dvp, d = P.s.v_head_dim;
   if (partial) {
     partial->m[rr] = m;
     partial->l[rr] = l;

@@ -1,0 +1,141 @@
+// The CPU attention stage (attention_stage.h).
+#include "attention_stage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "attnbench/error.h"
+
+namespace attnbench::cpu::attn {
+
+void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, const StageIo& io, CpuBackend& cpu) {
+  pool_ = &cpu.pool();
+  kernels_ = &cpu.kernels<KernelTable>();
+  const int64_t w = kernels_->vector_width;
+  problem_ = {s, dtype, (s.head_dim + w - 1) / w * w, (s.v_head_dim + w - 1) / w * w, s.scale,
+              io.q, io.k, io.v, io.kv_len, io.o, io.lse, io.alibi_slopes};
+  rows_ = int64_t{s.group} * s.q_len;
+  groups_ = int64_t{s.batch} * s.kv_heads;
+  const int64_t threads = pool_->size();
+  if (rows_ <= kDirectRows) {
+    // Enough splits for about 16 tasks per thread, each at least 1024 keys long: tasks are
+    // handed out dynamically, so a thread slowed by other work on the machine costs little.
+    // The splits cut the keys a group's rows see: with a window, its last window + q_len − 1
+    // keys (the sinks go with the first split), so decode time stays flat in kv_len.
+    const int64_t want = (16 * threads + groups_ - 1) / groups_;
+    span_ = attention::split_span(s);
+    splits_ = std::clamp<int64_t>(std::min<int64_t>(want, span_ / 1024), 1, 64);
+    row_blocks_ = 1;
+  } else {
+    splits_ = 1;
+    row_blocks_ = (rows_ + kMaxRowsPerTask - 1) / kMaxRowsPerTask;
+  }
+  split_len_ = splits_ > 1 ? (span_ + splits_ - 1) / splits_ : s.kv_cap;
+  scratch_stride_ = scratch_floats(problem_.dp, problem_.dvp);
+  // bf16 tasks of many rows on the tiles; decode (few rows) stays bound by reading K and V. The
+  // tiles' packing takes V as wide as K, in its own rows.
+  amx_ = cpu.amx() && dtype == DType::bf16 && rows_ > kDirectRows && s.v_head_dim == s.head_dim && s.v_stride == s.head_dim;
+  if (amx_) {
+    packed_ = amx::packed_shape(s);
+    packed_k_ = cpu.allocator().allocate(amx::k_elements(packed_) * 2, "attention.amx_k");
+    packed_v_ = cpu.allocator().allocate(amx::v_elements(packed_) * 2, "attention.amx_v");
+    packed_.k = packed_k_->ptr<uint16_t>();
+    packed_.v = packed_v_->ptr<uint16_t>();
+    scratch_stride_ = std::max(scratch_stride_, amx::scratch_floats(packed_));
+  }
+  scratch_ = cpu.allocator().allocate(scratch_stride_ * threads * sizeof(float), "attention.scratch");
+  if (splits_ > 1) {
+    const int64_t per_split = rows_ * (problem_.dvp + 2);
+    partials_ = cpu.allocator().allocate(groups_ * splits_ * per_split * sizeof(float), "attention.partials");
+  }
+}
+
+std::string AttentionStage::compute_ceiling() const { return amx_ ? kAmxBf16Ceiling : ""; }
+
+void AttentionStage::run() {
+  if (amx_) {
+    const int64_t blocks = packed_.keys / amx::kBlockKeys;
+    pool_->parallel_for(packed_.groups * blocks, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) amx::pack(problem_, packed_, t / blocks, t % blocks);
+    });
+  }
+  const int64_t kv_heads = problem_.s.kv_heads;
+  float* scratch = scratch_->ptr<float>();
+  const int64_t per_split = rows_ * (problem_.dvp + 2);
+  pool_->parallel_for_slots(groups_ * row_blocks_ * splits_, [&](int64_t begin, int64_t end, unsigned slot) {
+    float* my_scratch = scratch + slot * scratch_stride_;
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t split = t % splits_, rb = (t / splits_) % row_blocks_, group = t / (splits_ * row_blocks_);
+      const int64_t b = group / kv_heads, g = group % kv_heads;
+      const int64_t r0 = rb * kMaxRowsPerTask, r1 = std::min(rows_, r0 + kMaxRowsPerTask);
+      if (amx_ && r1 - r0 > kDirectRows) {
+        amx::attend_many(problem_, packed_, b, g, r0, r1, my_scratch);
+      } else if (splits_ == 1) {
+        kernels_->attend(problem_, b, g, r0, r1, 0, problem_.s.kv_cap, my_scratch, nullptr);
+      } else {
+        float* base = partials_->ptr<float>() + (group * splits_ + split) * per_split;
+        const PartialOut out{base, base + rows_, base + 2 * rows_};
+        const int64_t first = window_first_key(b, g);  // 0 without a window
+        kernels_->attend(problem_, b, g, 0, rows_, split == 0 ? 0 : first + split * split_len_,
+                         first + (split + 1) * split_len_, my_scratch, &out);
+      }
+    }
+  });
+  if (splits_ > 1) merge_splits();
+}
+
+// Where group (b, g)'s splits start (attention_common.h split_origin; 0 without a window).
+int64_t AttentionStage::window_first_key(int64_t b, int64_t g) const {
+  const attention::AttentionParams& s = problem_.s;
+  return attention::split_origin(s, problem_.kv_len[attention::kv_len_index(s, b, g)]);
+}
+
+// O = Σ_s e^(m_s − M)·O_s / Σ_s e^(m_s − M)·l_s with M = max_s m_s; LSE = M + log L.
+void AttentionStage::merge_splits() {
+  const attention::AttentionParams& s = problem_.s;
+  const int64_t dp = problem_.dvp, G = s.group, per_split = rows_ * (dp + 2);
+  const size_t es = dtype_size(problem_.dtype);
+  pool_->parallel_for(groups_, [&](int64_t begin, int64_t end) {
+    std::vector<float> acc(dp);
+    for (int64_t group = begin; group < end; ++group) {
+      const int64_t b = group / s.kv_heads, g = group % s.kv_heads;
+      const float* base = partials_->ptr<float>() + group * splits_ * per_split;
+      for (int64_t r = 0; r < rows_; ++r) {
+        float m = -INFINITY;
+        for (int64_t sp = 0; sp < splits_; ++sp) m = std::max(m, base[sp * per_split + r]);
+        const int64_t h = g * G + r % G, i = r / G, row = (b * s.q_heads + h) * s.q_len + i;
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        float l = 0;
+        if (m != -INFINITY) {
+          for (int64_t sp = 0; sp < splits_; ++sp) {
+            const float* part = base + sp * per_split;
+            if (part[rows_ + r] == 0.0f) continue;
+            const float w = std::exp(part[r] - m);
+            l += w * part[rows_ + r];
+            const float* o = part + 2 * rows_ + r * dp;
+            for (int64_t x = 0; x < dp; ++x) acc[x] += w * o[x];
+          }
+        }
+        char* out = static_cast<char*>(problem_.o) + row * s.v_head_dim * static_cast<int64_t>(es);
+        if (l == 0.0f) {
+          for (int64_t x = 0; x < s.v_head_dim; ++x) store(out, x, 0.0f);
+          problem_.lse[row] = -INFINITY;
+        } else {
+          for (int64_t x = 0; x < s.v_head_dim; ++x) store(out, x, acc[x] / l);
+          problem_.lse[row] = m + std::log(l);
+        }
+      }
+    }
+  });
+}
+
+void AttentionStage::store(char* out, int64_t x, float v) const {
+  switch (problem_.dtype) {
+    case DType::f32: std::memcpy(out + 4 * x, &v, 4); break;
+    case DType::f16: { const uint16_t h = f32_to_f16(v); std::memcpy(out + 2 * x, &h, 2); break; }
+    default: { const uint16_t h = f32_to_bf16(v); std::memcpy(out + 2 * x, &h, 2); break; }
+  }
+}
+
+}  // namespace attnbench::cpu::attn

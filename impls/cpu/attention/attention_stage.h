@@ -1,0 +1,56 @@
+// The CPU attention stage: online-softmax attention over one AttentionParams (attention_common.h),
+// multi-threaded on the backend's pool and vectorised per ISA (attention_kernel.h), bf16 prefill
+// on AMX tiles where the backend offers them (attention_amx.h). The attention methods' impl runs
+// it on a case's buffers; mla runs it between its projections on its workspaces.
+//
+// Scheduling. A group is (batch, KV head) with rows = head group × q_len. Groups with many rows
+// are cut into tasks of at most 64 rows (causal rows late in the sequence see more keys; tasks
+// are handed out dynamically). Groups with few rows (decode) are instead cut along the keys when
+// there are too few groups to fill the threads: each split writes a partial (m, l, O) and a
+// second pass merges the splits (flash-decoding).
+#pragma once
+
+#include <string>
+
+#include "../runtime/cpu_backend.h"
+#include "attention_amx.h"
+#include "attention_kernel.h"
+
+namespace attnbench::cpu::attn {
+
+// The stage's buffers (attention_common.h's layouts); alibi_slopes only with s.alibi.
+struct StageIo {
+  const void* q;
+  const void* k;
+  const void* v;
+  const int32_t* kv_len;
+  void* o;
+  float* lse;
+  const float* alibi_slopes;
+};
+
+class AttentionStage {
+ public:
+  // Allocates the scratch and partials from the backend; the buffers must outlive the stage.
+  void prepare(const attention::AttentionParams& s, DType dtype, const StageIo& io, CpuBackend& cpu);
+  void run();
+  // The ceiling the stage's throughput is judged against ("" for the backend's default).
+  std::string compute_ceiling() const;
+
+ private:
+  int64_t window_first_key(int64_t b, int64_t g) const;
+  void merge_splits();
+  void store(char* out, int64_t x, float v) const;
+
+  ThreadPool* pool_ = nullptr;
+  const KernelTable* kernels_ = nullptr;
+  Problem problem_{};
+  int64_t rows_ = 0, groups_ = 0, splits_ = 1, row_blocks_ = 1, split_len_ = 0, span_ = 0;
+  size_t scratch_stride_ = 0;
+  BufferPtr scratch_, partials_;
+  bool amx_ = false;
+  amx::Packed packed_{};
+  BufferPtr packed_k_, packed_v_;
+};
+
+}  // namespace attnbench::cpu::attn
