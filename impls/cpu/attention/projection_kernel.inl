@@ -1,0 +1,103 @@
+// The projection kernel body, compiled once per ISA; see projection_kernel.h.
+
+#include "projection_kernel.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "../runtime/simd_rows.h"
+#include "attention_reduce.h"
+
+namespace attnbench::cpu::project::ATTNBENCH_ISA {
+
+using S = ATTNBENCH_SIMD;
+using V = S::V;
+constexpr int W = S::W;
+constexpr int kNR = W == 16 ? 4 : 2;   // rows per register tile (AVX2 has 16 registers)
+constexpr int kNV = kPanel / W;       // vectors per panel row: 4 at AVX-512, 8 at AVX2
+constexpr int kNC = 4;               // vectors per register tile
+
+inline const char* at(const void* base, DType t, int64_t elem) {
+  return static_cast<const char*>(base) + elem * static_cast<int64_t>(dtype_size(t));
+}
+
+// Columns [c0, c0 + kPanel) of W[i] widened into wp[x·kPanel + c], zero past n.
+inline void pack_panel(const Job& job, const char* w, int64_t c0, float* wp, float* tmp) {
+  const auto& s = job.s;
+  const int64_t k = s.k, cols = std::min<int64_t>(kPanel, s.n - c0);
+  if (s.w_n == 1) {  // W as [k][n]: each x's panel is a contiguous run
+    for (int64_t x = 0; x < k; ++x) row_to_f32<S>(w + (x * s.w_k + c0) * dtype_size(job.dtype), job.dtype, cols, kPanel, wp + x * kPanel);
+    return;
+  }
+  // W as [n][k]: W rows of k, transposed a W×W tile at a time.
+  const int64_t kp = (k + W - 1) / W * W;
+  for (int64_t cb = 0; cb < kPanel; cb += W) {
+    for (int64_t c = 0; c < W; ++c) {
+      float* row = tmp + c * kp;
+      if (cb + c < cols) row_to_f32<S>(w + (c0 + cb + c) * s.w_n * dtype_size(job.dtype), job.dtype, k, kp, row);
+      else std::fill(row, row + kp, 0.0f);
+    }
+    const int64_t full = k / W * W;
+    for (int64_t x = 0; x < full; x += W) attn::transpose_tile(tmp + x, kp, wp + x * kPanel + cb, kPanel, V{});
+    for (int64_t x = full; x < k; ++x)
+      for (int64_t c = 0; c < W; ++c) wp[x * kPanel + cb + c] = tmp[c * kp + x];
+  }
+}
+
+// y[r][c·W + lane] = Σ_x xs[r][x]·wp[x][c·W + lane] for NR rows and kNC vectors from vector v0.
+template <int NR>
+inline void tile(const float* xs, int64_t kp, int64_t k, const float* wp, int64_t v0, float* y, int64_t ldy) {
+  V acc[NR][kNC];
+  for (int r = 0; r < NR; ++r)
+    for (int c = 0; c < kNC; ++c) acc[r][c] = S::zero();
+  for (int64_t x = 0; x < k; ++x) {
+    V wv[kNC];
+    for (int c = 0; c < kNC; ++c) wv[c] = S::load(wp + x * kPanel + (v0 + c) * W);
+    for (int r = 0; r < NR; ++r) {
+      const V xb = S::set1(xs[r * kp + x]);
+      for (int c = 0; c < kNC; ++c) acc[r][c] = S::fma(xb, wv[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < NR; ++r)
+    for (int c = 0; c < kNC; ++c) S::store(y + r * ldy + (v0 + c) * W, acc[r][c]);
+}
+
+void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, float* scratch) {
+  const auto& s = job.s;
+  const DType t = job.dtype;
+  const int64_t o = z / s.inner, i = z % s.inner, nr = r1 - r0, k = s.k;
+  const int64_t kp = (k + 15) / 16 * 16, np = (int64_t{s.n} + kPanel - 1) / kPanel * kPanel;
+  float* xs = scratch;                   // [kRowsPerTask][kp]  X rows in fp32
+  float* wp = xs + kRowsPerTask * kp;    // [kp][kPanel]        one W panel in fp32
+  float* ys = wp + kp * kPanel;          // [kRowsPerTask][np]  Y rows in fp32
+  float* tmp = ys + kRowsPerTask * np;   // [W][kp]             W rows before their transpose
+  const int64_t x0 = o * s.x_outer + i * s.x_inner, y0 = o * s.y_outer + i * s.y_inner;
+  for (int64_t r = 0; r < nr; ++r) row_to_f32<S>(at(job.x, t, x0 + (r0 + r) * s.x_row), t, k, kp, xs + r * kp);
+  const char* w = at(job.w, t, i * s.w_inner);
+  for (int64_t c0 = 0; c0 < s.n; c0 += kPanel) {
+    pack_panel(job, w, c0, wp, tmp);
+    for (int64_t v0 = 0; v0 < kNV; v0 += kNC) {
+      if ((c0 + v0 * W) >= s.n) break;
+      float* y = ys + c0;
+      int64_t r = 0;
+      for (; r + kNR <= nr; r += kNR) tile<kNR>(xs + r * kp, kp, k, wp, v0, y + r * np, np);
+      for (; r < nr; ++r) tile<1>(xs + r * kp, kp, k, wp, v0, y + r * np, np);
+    }
+  }
+  const size_t es = dtype_size(t);
+  for (int64_t r = 0; r < nr; ++r) {
+    char* yr = static_cast<char*>(job.y) + (y0 + (r0 + r) * s.y_row) * static_cast<int64_t>(es);
+    row_from_f32<S>(ys + r * np, s.n, t, yr);
+    if (s.pass > 0) std::memcpy(yr + s.n * es, at(job.x, t, x0 + (r0 + r) * s.x_row + k), s.pass * es);
+  }
+}
+
+}  // namespace attnbench::cpu::project::ATTNBENCH_ISA
+
+namespace attnbench::cpu {
+template <>
+const project::Kernels& isa_kernels<project::Kernels, Isa::ATTNBENCH_ISA>() {
+  static const project::Kernels table{&project::ATTNBENCH_ISA::rows};
+  return table;
+}
+}  // namespace attnbench::cpu

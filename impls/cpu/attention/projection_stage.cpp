@@ -1,0 +1,33 @@
+// The projection stage on the CPU (projection_stage.h).
+#include "projection_stage.h"
+
+#include <algorithm>
+
+#include "attnbench/error.h"
+
+namespace attnbench::cpu::project {
+
+void ProjectionStage::prepare(const projection::ProjectionParams& s, DType dtype, const void* x, const void* w, void* y,
+                              const int32_t* kv_len, CpuBackend& cpu) {
+  ATTNBENCH_ASSERT(s.w_n == 1 || s.w_k == 1, "projection: W must be [n][k] or [k][n]");
+  pool_ = &cpu.pool();
+  kernels_ = &cpu.kernels<Kernels>();
+  job_ = {s, dtype, x, w, y, kv_len};
+  blocks_ = (int64_t{s.m} + kRowsPerTask - 1) / kRowsPerTask;
+  scratch_stride_ = scratch_floats(s);
+  scratch_ = cpu.allocator().allocate(scratch_stride_ * pool_->size() * sizeof(float), "projection.scratch");
+}
+
+void ProjectionStage::run() {
+  const projection::ProjectionParams& s = job_.s;
+  float* scratch = scratch_->ptr<float>();
+  pool_->parallel_for_slots(int64_t{s.outer} * s.inner * blocks_, [&](int64_t begin, int64_t end, unsigned slot) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t z = t / blocks_, r0 = (t % blocks_) * kRowsPerTask;
+      const int64_t rows = projection::rows_of(s, job_.kv_len, z / s.inner);
+      if (r0 < rows) kernels_->rows(job_, z, r0, std::min(rows, r0 + kRowsPerTask), scratch + slot * scratch_stride_);
+    }
+  });
+}
+
+}  // namespace attnbench::cpu::project
