@@ -67,6 +67,18 @@ TEST_CASE("the cuda general variant takes every dtype and head dim", "[unit]") {
     REQUIRE(s);
     CHECK(s->ok);
   }
+  // Past 512 the 1024-wide tiles (161 KiB of shared memory) fit an H200's block, not an sm_86's.
+  for (const char* id : {"mqa/decode/batch=1,q_heads=16,head_dim=576,kv_len=1500/bf16/s1",
+                         "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=1024,q_len=20,kv_len=33/f32/s1"}) {
+    CAPTURE(id);
+    const auto s = ask("general", id, kH200);
+    REQUIRE(s);
+    CHECK(s->ok);
+    const auto small = ask("general", id, kSm86);
+    REQUIRE(small);
+    CHECK_FALSE(small->ok);
+    CHECK(small->reason.find("shared memory") != std::string::npos);
+  }
 }
 
 TEST_CASE("cuda snapkv and speculative_sampling take every schema dtype; snapkv refuses oversized workspaces", "[unit]") {

@@ -24,16 +24,16 @@ struct Params {
   attention::AttentionParams s;
   const void* q;          // [batch, q_heads, q_len, head_dim]      Elem
   const void* k;          // [batch, kv_heads, kv_cap, head_dim]    Elem, NaN beyond the row's length
-  const void* v;
+  const void* v;          // [batch, kv_heads, kv_cap, v_head_dim], rows s.v_stride apart (may be k)
   const int32_t* kv_len;  // [batch], or [batch, kv_heads] with s.head_lengths
-  void* o;                // [batch, q_heads, q_len, head_dim]      Elem
+  void* o;                // [batch, q_heads, q_len, v_head_dim]    Elem
   float* lse;             // [batch, q_heads, q_len]                natural log
   const float* alibi_slopes;  // [q_heads] f32 with s.alibi, else null
-  // Split-KV partials ([splits][rows][head_dim] and [splits][rows], rows = batch·q_heads·q_len,
+  // Split-KV partials ([splits][rows][v_head_dim] and [splits][rows], rows = batch·q_heads·q_len,
   // row index as LSE's); null when splits == 1 and the kernel writes O and LSE itself.
   float* part_o;
   float* part_lse;
-  float scale_log2;  // scale·log2(e): softmax in base 2, exp2(s·scale_log2 − m·scale_log2)
+  float scale_log2;  // s.scale·log2(e): softmax in base 2, exp2(s·scale_log2 − m·scale_log2)
   int splits;        // KV splits per (batch, KV head, row block); 1 = no split
 };
 
@@ -50,7 +50,8 @@ struct LaunchShape {
 // reports how many of its CTAs fit on one SM; `launch` enqueues it. Both return the CUDA error
 // instead of throwing.
 //
-// prefill_mma: tensor cores (mma.sync m16n8k16, f32 accumulation), f16/bf16, D in {64, 128, 256}.
+// prefill_mma: tensor cores (mma.sync m16n8k16, f32 accumulation), f16/bf16, D in {64, 128, 256};
+// the mma families take v_head_dim = v_stride = head_dim only.
 template <Elem E, int D>
 LaunchShape prefill_mma_shape();
 template <Elem E, int D>
@@ -66,8 +67,9 @@ cudaError_t decode_mma_configure(int* ctas_per_sm);
 template <Elem E, int D, int MT>
 cudaError_t decode_mma_launch(const Params& p, int row_blocks, cudaStream_t stream);
 
-// general: CUDA cores, any element type, head_dim ≤ DMAX (64, 128, 256 or 512), split-KV or not;
-// the one family that takes the window, sinks, soft-cap and ALiBi.
+// general: CUDA cores, any element type, head_dim and v_head_dim ≤ DMAX (64, 128, 256, 512 or
+// 1024), any v_stride, split-KV or not; the one family that takes the window, sinks, soft-cap,
+// ALiBi and MLA's key/value widths.
 template <Elem E, int DMAX>
 LaunchShape general_shape();
 template <Elem E, int DMAX>

@@ -1,22 +1,29 @@
-// Attention on CUDA cores (variant `general`): any element type (f32, f16, bf16) and any head_dim
-// up to DMAX (64, 128, 256 or 512), both phases, split-KV or not. The fallback for what the
-// tensor-core variant does not take (f32, head dims like 80), and a second implementation of the
-// others; tiled, online softmax, fp32 throughout (P is not rounded, so it is at least as accurate
-// as the baseline).
+// Attention on CUDA cores (variant `general`): any element type (f32, f16, bf16) and any key width
+// head_dim and value width v_head_dim up to DMAX (64, 128, 256, 512 or 1024), both phases,
+// split-KV or not. The fallback for what the tensor-core variant does not take (f32, head dims like
+// 80, MLA's 192/128 and 576/512 key/value pairs), and a second implementation of the others; tiled,
+// online softmax, fp32 throughout (P is not rounded, so it is at least as accurate as the baseline).
 //
-// Grid: x = row block × split, y = KV head, z = batch (as decode_mma). CTA: 128 threads for 16
-// packed rows; thread (ty, tx) = (tid / 8, tid % 8) owns row ty, keys tx + 8k of each tile and
-// output columns tx + 8c. Shared memory, as f32 with rows padded to an odd stride (conflict-free
-// for the K reads of 8 rows at one column):
-//   Q [16][DMAX+1]   K, V [BN][DMAX+1]   P [16][BN+1]
-// K and V tiles are loaded with plain coalesced loads into registers one tile ahead (the next
-// tile's loads are in flight while the current one is computed), then stored to shared memory.
+// Grid: x = row block × split, y = KV head, z = batch (as decode_mma). CTA: 128 threads for ROWS
+// packed rows; thread (ty, tx) = (tid / TX, tid % TX) owns row ty, keys tx + TX·k of each tile and
+// output columns tx + TX·c (a row's TX threads are consecutive lanes of one warp). Shared memory,
+// as f32 with rows padded to an odd stride (conflict-free for the K reads of the rows at one column):
+//   Q [ROWS][DMAX+1]   K, V [BN][DMAX+1]   P [ROWS][BN+1]
+// Up to DMAX 512 the K and V tiles are loaded with plain coalesced loads into registers one tile
+// ahead (the next tile's loads are in flight while the current one is computed), then stored to
+// shared memory; at 1024 a tile would take 256 registers per thread, so it is loaded straight
+// into shared memory between two barriers instead.
 //
-//   DMAX  BN (keys/tile)  keys/thread  O columns/thread  shared
-//   64    32              4            8                 21 KiB
-//   128   32              4            16                41 KiB
-//   256   16              2            32                49 KiB
-//   512   8               1            64                66 KiB
+// V rows are v_stride apart. When V is K's buffer with v_stride = head_dim (MLA's absorbed form:
+// the value is the first v_head_dim elements of the latent key row, as FlashMLA reads it), the
+// DMAX 1024 kernel does not load a V tile at all: P·V reads the K tile.
+//
+//   DMAX  ROWS  TX  BN (keys/tile)  keys/thread  O columns/thread  shared
+//   64    16    8   32              4            8                 21 KiB
+//   128   16    8   32              4            16                41 KiB
+//   256   16    8   16              2            32                49 KiB
+//   512   16    8   8               1            64                66 KiB
+//   1024  8     16  16              1            64                161 KiB  (1 CTA per SM)
 #pragma once
 
 #include "kernel_common.cuh"
@@ -25,24 +32,43 @@ namespace attnbench::cuda::attn {
 
 template <int DMAX>
 struct GeneralConfig {
-  static constexpr int kRows = 16;
-  static constexpr int kThreads = 128;
-  static constexpr int kTX = 8;  // threads per row
-  static constexpr int kBN = 4096 / DMAX < 32 ? 4096 / DMAX : 32;
+  static constexpr bool kWide = DMAX == 1024;
+  static constexpr int kRows = kWide ? 8 : 16;
+  static constexpr int kTX = kWide ? 16 : 8;  // threads per row
+  static constexpr int kThreads = kRows * kTX;
+  static constexpr int kBN = kWide ? 16 : (4096 / DMAX < 32 ? 4096 / DMAX : 32);
   static constexpr int kKeysPerThread = kBN / kTX;
   static constexpr int kColsPerThread = DMAX / kTX;
   static constexpr int kStride = DMAX + 1;
   static constexpr int kLoadsPerThread = kBN * DMAX / kThreads;  // per tensor and tile
+  static constexpr bool kRegisterPrefetch = !kWide;
   static constexpr size_t kSmem = (static_cast<size_t>(kRows + 2 * kBN) * kStride + kRows * (kBN + 1)) * 4;
-  static_assert(DMAX == 64 || DMAX == 128 || DMAX == 256 || DMAX == 512, "general: DMAX 64, 128, 256 or 512");
+  static_assert(DMAX == 64 || DMAX == 128 || DMAX == 256 || DMAX == 512 || DMAX == 1024,
+                "general: DMAX 64, 128, 256, 512 or 1024");
+  static_assert(kThreads == 128 && 32 % kTX == 0, "general: a row's threads are lanes of one warp");
+  static_assert(kKeysPerThread >= 1 && kBN % kTX == 0, "general: every thread owns a key of each tile");
   static_assert(kBN * DMAX % kThreads == 0, "general: tile loads must divide among the threads");
 };
+
+// The sum or max of a value over the TX lanes of a row.
+template <int TX>
+__device__ __forceinline__ float row_max(float v) {
+#pragma unroll
+  for (int off = 1; off < TX; off <<= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+}
+template <int TX>
+__device__ __forceinline__ float row_sum(float v) {
+#pragma unroll
+  for (int off = 1; off < TX; off <<= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+}
 
 template <typename T, int DMAX>
 __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(const Params p) {
   using Cfg = GeneralConfig<DMAX>;
   constexpr int ROWS = Cfg::kRows, BN = Cfg::kBN, KPT = Cfg::kKeysPerThread, CPT = Cfg::kColsPerThread;
-  constexpr int STRIDE = Cfg::kStride, LPT = Cfg::kLoadsPerThread, THREADS = Cfg::kThreads;
+  constexpr int STRIDE = Cfg::kStride, LPT = Cfg::kLoadsPerThread, THREADS = Cfg::kThreads, TX = Cfg::kTX;
   const float kNegInf = neg_inf();
 
   extern __shared__ __align__(16) unsigned char smem[];
@@ -51,8 +77,13 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   float* v_s = k_s + BN * STRIDE;               // [BN][STRIDE]
   float* p_s = v_s + BN * STRIDE;               // [ROWS][BN + 1]
 
-  const int tid = threadIdx.x, ty = tid >> 3, tx = tid & 7;
-  const int D = p.s.head_dim;
+  const int tid = threadIdx.x, ty = tid / TX, tx = tid % TX;
+  const int D = p.s.head_dim, DV = p.s.v_head_dim, VS = p.s.v_stride;
+  // MLA's absorbed form: V is the first DV elements of each K row, so P·V reads the K tile. Only
+  // the wide tiles skip the V load: in the register-prefetched ones the runtime choice costs ~90
+  // registers (sm_90, DMAX 512), and loading V from the same rows is as correct.
+  const bool v_in_k = Cfg::kWide && p.v == p.k && VS == D;
+  const float* pv_s = v_in_k ? k_s : v_s;
   const SplitBlock<ROWS> blk(p);
   const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
   // The block's rows see [0, sinks) ∪ [n_begin, n_end): the splits share the window's keys from
@@ -68,9 +99,9 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   const auto tile_first = [&](int tile) { return tile < sink_tiles ? tile * BN : c0 + (tile - sink_tiles) * BN; };
   const auto tile_limit = [&](int tile) { return tile < sink_tiles ? sink_keys : c1; };
 
-  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
-  const T* k_head = static_cast<const T*>(p.k) + head;
-  const T* v_head = static_cast<const T*>(p.v) + head;
+  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap;
+  const T* k_head = static_cast<const T*>(p.k) + head * D;
+  const T* v_head = static_cast<const T*>(p.v) + head * VS;
 
   // Q rows as f32 (zeros past R).
   const T* q = static_cast<const T*>(p.q);
@@ -81,25 +112,30 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
 
   // Tile element u of this thread: key j0 + (u / kColGroups)·kRowsPass, column x0 + (u % kColGroups)·kColsPass,
   // so consecutive threads read consecutive columns of a key row and every offset beyond the
-  // thread's first element is a compile-time multiple of D or of kColsPass.
+  // thread's first element is a compile-time multiple of the row stride or of kColsPass.
   constexpr int kColsPass = DMAX < THREADS ? DMAX : THREADS, kRowsPass = THREADS / kColsPass;
   constexpr int kColGroups = DMAX / kColsPass;
   const int x0 = tid % kColsPass, j0 = tid / kColsPass;
-  float k_reg[LPT], v_reg[LPT];
-  const auto load_tile = [&](int tile) {
-    const int key = tile_first(tile) + j0, limit = tile_limit(tile);
+  const auto smem_at = [&](int u) { return (j0 + (u / kColGroups) * kRowsPass) * STRIDE + x0 + (u % kColGroups) * kColsPass; };
+  // Element u of the tile whose first key is `first` and whose keys end at `limit`, of K or of V
+  // (row stride VS, DV columns), 0 past either: a thread's first element's address once, the
+  // others at compile-time multiples of the row stride and of kColsPass from it.
+  const auto tile_elems = [&](int first, int limit, float* k_out, float* v_out, int count) {
+    const int key = first + j0;
     const T* k_src = k_head + static_cast<int64_t>(key) * D + x0;
-    const T* v_src = v_head + static_cast<int64_t>(key) * D + x0;
+    const T* v_src = v_head + static_cast<int64_t>(key) * VS + x0;
 #pragma unroll
-    for (int u = 0; u < LPT; ++u) {
+    for (int u = 0; u < count; ++u) {
       const int dj = (u / kColGroups) * kRowsPass, dx = (u % kColGroups) * kColsPass;
-      const bool ok = x0 + dx < D && key + dj < limit;
-      const int64_t at = static_cast<int64_t>(dj) * D + dx;
-      k_reg[u] = ok ? to_f32(k_src[at]) : 0.0f;
-      v_reg[u] = ok ? to_f32(v_src[at]) : 0.0f;
+      const bool in = key + dj < limit;
+      k_out[u] = in && x0 + dx < D ? to_f32(k_src[static_cast<int64_t>(dj) * D + dx]) : 0.0f;
+      if (!v_in_k) v_out[u] = in && x0 + dx < DV ? to_f32(v_src[static_cast<int64_t>(dj) * VS + dx]) : 0.0f;
     }
   };
-  if (n_tiles > 0) load_tile(0);
+  constexpr int REG = Cfg::kRegisterPrefetch ? LPT : 1;
+  float k_reg[REG], v_reg[REG];
+  const auto load_tile = [&](int tile) { tile_elems(tile_first(tile), tile_limit(tile), k_reg, v_reg, REG); };
+  if (Cfg::kRegisterPrefetch && n_tiles > 0) load_tile(0);
 
   const int row = r0 + ty, row_pos = min(row, R - 1) / G;
   const int row_end = visible_end(kv_len, p.s.q_len, row_pos, p.s.causal);
@@ -115,14 +151,30 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
 
   for (int t = 0; t < n_tiles; ++t) {
     __syncthreads();  // the previous tile's K, V and P are no longer read (and Q is written)
+    if constexpr (Cfg::kRegisterPrefetch) {
 #pragma unroll
-    for (int u = 0; u < LPT; ++u) {
-      const int at = (j0 + (u / kColGroups) * kRowsPass) * STRIDE + x0 + (u % kColGroups) * kColsPass;
-      k_s[at] = k_reg[u];
-      v_s[at] = v_reg[u];
+      for (int u = 0; u < LPT; ++u) {
+        k_s[smem_at(u)] = k_reg[u];
+        if (!v_in_k) v_s[smem_at(u)] = v_reg[u];
+      }
+    } else {
+      // In chunks of 8 elements per tensor: loads in flight together, few registers.
+      const int first = tile_first(t), limit = tile_limit(t);
+      constexpr int kChunk = 8;
+      static_assert(LPT % kChunk == 0 && kChunk % kColGroups == 0, "general: whole key rows per chunk");
+#pragma unroll 1
+      for (int u0 = 0; u0 < LPT; u0 += kChunk) {
+        float kc[kChunk], vc[kChunk];
+        tile_elems(first + (u0 / kColGroups) * kRowsPass, limit, kc, vc, kChunk);
+#pragma unroll
+        for (int u = 0; u < kChunk; ++u) {
+          k_s[smem_at(u0 + u)] = kc[u];
+          if (!v_in_k) v_s[smem_at(u0 + u)] = vc[u];
+        }
+      }
     }
     __syncthreads();
-    if (t + 1 < n_tiles) load_tile(t + 1);  // in flight during this tile's arithmetic
+    if (Cfg::kRegisterPrefetch && t + 1 < n_tiles) load_tile(t + 1);  // in flight during this tile's arithmetic
 
     float s[KPT];
 #pragma unroll
@@ -132,13 +184,13 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
     for (int x = 0; x < D; ++x) {
       const float qv = q_row[x];
 #pragma unroll
-      for (int k = 0; k < KPT; ++k) s[k] = fmaf(qv, k_s[(tx + 8 * k) * STRIDE + x], s[k]);
+      for (int k = 0; k < KPT; ++k) s[k] = fmaf(qv, k_s[(tx + TX * k) * STRIDE + x], s[k]);
     }
     const int key0 = tile_first(t), limit = tile_limit(t);
     float tile_max = kNegInf, sg[KPT];
 #pragma unroll
     for (int k = 0; k < KPT; ++k) {
-      const int key = key0 + tx + 8 * k;
+      const int key = key0 + tx + TX * k;
       // s stays in units of the scaled score (sl2 folds the scale in): a modified logit goes back
       // through 1/scale.
       if (modified) s[k] = final_logit(p.s, s[k] * p.s.scale, key, slope, query_pos) * inv_scale;
@@ -147,10 +199,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
       if (key >= limit || key >= row_end || (key < row_begin && key >= row_sinks)) s[k] = kNegInf;
       tile_max = fmaxf(tile_max, s[k]);
     }
-    // The row's 8 threads are lanes 8·(ty % 4) .. +7 of one warp.
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 4)) * sl2;
+    tile_max = row_max<TX>(tile_max) * sl2;
     const float new_mx = fmaxf(mx, tile_max);
     const float base = new_mx == kNegInf ? 0.0f : new_mx;
     const float alpha = ptx::exp2_approx(mx - base);
@@ -159,44 +208,41 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
 #pragma unroll
     for (int k = 0; k < KPT; ++k) {
       const float pv = ptx::exp2_approx(fmaf(s[k], sl2, -base));
-      p_s[ty * (BN + 1) + tx + 8 * k] = pv * sg[k];
+      p_s[ty * (BN + 1) + tx + TX * k] = pv * sg[k];
       sum += pv;
     }
     l = l * alpha + sum;
 #pragma unroll
     for (int c = 0; c < CPT; ++c) o[c] *= alpha;
-    __syncthreads();  // P of the row visible to its 8 threads (written by all of them)
+    __syncthreads();  // P of the row visible to its TX threads (written by all of them)
 
     const float* p_row = p_s + ty * (BN + 1);
 #pragma unroll
     for (int j = 0; j < BN; ++j) {
       const float pj = p_row[j];
-      const float* v_row = v_s + j * STRIDE + tx;
+      const float* v_row = pv_s + j * STRIDE + tx;
 #pragma unroll
-      for (int c = 0; c < CPT; ++c) o[c] = fmaf(pj, v_row[8 * c], o[c]);
+      for (int c = 0; c < CPT; ++c) o[c] = fmaf(pj, v_row[TX * c], o[c]);
     }
   }
 
-  float row_sum = l;
-  row_sum += __shfl_xor_sync(0xffffffffu, row_sum, 1);
-  row_sum += __shfl_xor_sync(0xffffffffu, row_sum, 2);
-  row_sum += __shfl_xor_sync(0xffffffffu, row_sum, 4);
+  const float total = row_sum<TX>(l);
   if (row >= R) return;
   const int64_t idx = packed_row_index(p, b, g, row);
-  const float inv = row_sum > 0.0f ? 1.0f / row_sum : 0.0f;
+  const float inv = total > 0.0f ? 1.0f / total : 0.0f;
   const int64_t rows_total = static_cast<int64_t>(p.s.batch) * p.s.q_heads * p.s.q_len;
   if (p.splits == 1) {
-    T* out = static_cast<T*>(p.o) + idx * D;
+    T* out = static_cast<T*>(p.o) + idx * DV;
 #pragma unroll
     for (int c = 0; c < CPT; ++c)
-      if (tx + 8 * c < D) out[tx + 8 * c] = from_f32<T>(o[c] * inv);
-    if (tx == 0) p.lse[idx] = row_sum > 0.0f ? natural_lse(mx, row_sum, p) : kNegInf;
+      if (tx + TX * c < DV) out[tx + TX * c] = from_f32<T>(o[c] * inv);
+    if (tx == 0) p.lse[idx] = total > 0.0f ? natural_lse(mx, total, p) : kNegInf;
   } else {
-    float* out = p.part_o + (split * rows_total + idx) * D;
+    float* out = p.part_o + (split * rows_total + idx) * DV;
 #pragma unroll
     for (int c = 0; c < CPT; ++c)
-      if (tx + 8 * c < D) out[tx + 8 * c] = o[c] * inv;
-    if (tx == 0) p.part_lse[split * rows_total + idx] = row_sum > 0.0f ? natural_lse(mx, row_sum, p) : kNegInf;
+      if (tx + TX * c < DV) out[tx + TX * c] = o[c] * inv;
+    if (tx == 0) p.part_lse[split * rows_total + idx] = total > 0.0f ? natural_lse(mx, total, p) : kNegInf;
   }
 }
 

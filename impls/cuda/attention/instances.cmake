@@ -1,7 +1,7 @@
 # The attention kernels' explicit instantiations (attention_launch.h), one generated .cu file each;
 # impls/cuda/CMakeLists.txt includes this file. Instances are element[:arguments]: head_dim for
-# prefill_mma, head_dim and MT (16-row MMA tiles per CTA) for decode_mma, the largest head_dim for
-# general. attention_cuda.cpp names the instances it dispatches to.
+# prefill_mma, head_dim and MT (16-row MMA tiles per CTA) for decode_mma, the largest of head_dim and
+# v_head_dim for general (1024: MLA's absorbed 576/512 and the schema's widest head). attention_cuda.cpp names the instances it dispatches to.
 attnbench_cuda_instances(prefill_mma attention/prefill_mma.cuh attn
 "template LaunchShape prefill_mma_shape<@targs@>();
 template cudaError_t prefill_mma_configure<@targs@>(int*);
@@ -20,6 +20,6 @@ attnbench_cuda_instances(general attention/general.cuh attn
 "template LaunchShape general_shape<@targs@>();
 template cudaError_t general_configure<@targs@>(int*);
 template cudaError_t general_launch<@targs@>(const Params&, int, cudaStream_t);"
-  f32:64 f32:128 f32:256 f32:512
-  f16:64 f16:128 f16:256 f16:512
-  bf16:64 bf16:128 bf16:256 bf16:512)
+  f32:64 f32:128 f32:256 f32:512 f32:1024
+  f16:64 f16:128 f16:256 f16:512 f16:1024
+  bf16:64 bf16:128 bf16:256 bf16:512 bf16:1024)

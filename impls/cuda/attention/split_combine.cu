@@ -1,6 +1,6 @@
 // Merges split-KV partials (decode_mma and general with splits > 1) into O and LSE:
 //   LSE = M + log Σ_s e^(lse_s − M),  M = max_s lse_s,   O = Σ_s e^(lse_s − LSE)·O_s
-// where O_s is split s's normalised output. A row whose splits all saw no key (every lse_s = −inf)
+// where O_s is split s's normalised output (v_head_dim wide). A row whose splits all saw no key (every lse_s = −inf)
 // gives O = 0 and LSE = −inf. One warp per row; exact expf/logf (the row's figures are few).
 #include "kernel_common.cuh"
 
@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) split_combine_kernel(cons
   const int64_t rows = static_cast<int64_t>(p.s.batch) * p.s.q_heads * p.s.q_len;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + warp;
   if (row >= rows) return;  // whole warps only: nothing below synchronises the block
-  const int S = p.splits, D = p.s.head_dim;
+  const int S = p.splits, D = p.s.v_head_dim;  // O's rows are v_head_dim wide
   const float kNegInf = neg_inf();
 
   float m = kNegInf;

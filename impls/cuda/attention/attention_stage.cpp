@@ -1,0 +1,242 @@
+// The attention stage on CUDA (attention_stage.h): kernel choice, limits, splits and launches of
+// one attention step, from its AttentionParams, dtype and buffers.
+//
+//   mma      tensor cores, f16/bf16, head_dim 64/128/256 with v_head_dim = v_stride = head_dim.
+//            prefill: prefill_mma.cuh (FlashAttention-2 style, GQA-packed rows, causal skipping)
+//            decode:  decode_mma.cuh (split-KV, warp-private cp.async pipelines) + split_combine
+//            Compute-bound rows are judged against the mma rate of their dtype (cuda_peaks.h).
+//   general  CUDA cores, f32/f16/bf16, head_dim and v_head_dim up to 1024, any v_stride, both
+//            phases (general.cuh, split-KV when the rows alone cannot fill the GPU) + split_combine.
+//            All arithmetic is fp32 FFMA whatever the dtype, so rows are judged against fp32.
+//
+// The number of KV splits comes from the SM count, the kernel's CTAs per SM and the cache length
+// (choose_splits). Partials live in a workspace allocated in prepare(); enqueue() only launches.
+#include "attention_stage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "../runtime/cuda_backend.h"
+#include "../runtime/cuda_check.h"
+#include "../runtime/cuda_peaks.h"
+#include "attnbench/error.h"
+#include "elem_of.h"
+
+namespace attnbench::cuda {
+namespace {
+
+using attn::Elem;
+
+// One kernel family instance, bound for a step.
+struct Kernel {
+  attn::LaunchShape shape;
+  cudaError_t (*configure)(int* ctas_per_sm);
+  cudaError_t (*launch)(const attn::Params&, int row_blocks, cudaStream_t);
+  bool splits_kv;  // the kernel can divide the keys among CTAs (and then needs split_combine)
+  const char* compute_ceiling = "";  // the arithmetic path its flops run on ("": fp32 FFMA)
+};
+
+// The mma.sync instruction the tensor-core kernels of E issue (f16 or bf16 inputs).
+template <Elem E>
+constexpr const char* mma_ceiling() {
+  static_assert(E == Elem::f16 || E == Elem::bf16, "mma kernels take f16 or bf16");
+  return E == Elem::f16 ? kMmaF16Ceiling : kMmaBf16Ceiling;
+}
+
+template <Elem E, int D>
+cudaError_t prefill_launch(const attn::Params& p, int, cudaStream_t s) {
+  return attn::prefill_mma_launch<E, D>(p, s);
+}
+template <Elem E, int D>
+Kernel prefill_kernel() {
+  return {attn::prefill_mma_shape<E, D>(), &attn::prefill_mma_configure<E, D>, &prefill_launch<E, D>, false,
+          mma_ceiling<E>()};
+}
+template <Elem E, int D, int MT>
+Kernel decode_kernel() {
+  return {attn::decode_mma_shape<E, D, MT>(), &attn::decode_mma_configure<E, D, MT>, &attn::decode_mma_launch<E, D, MT>,
+          true, mma_ceiling<E>()};
+}
+template <Elem E, int DMAX>
+Kernel general_kernel() {
+  return {attn::general_shape<E, DMAX>(), &attn::general_configure<E, DMAX>, &attn::general_launch<E, DMAX>, true, ""};
+}
+
+// Decode packs G·q_len rows per KV head; two 16-row MMA tiles per CTA when there are more than 16
+// (up to head_dim 128: at 256 the second tile's accumulators would not fit in registers).
+int decode_mma_tiles(const attention::AttentionParams& s) { return s.group * s.q_len > 16 && s.head_dim <= 128 ? 2 : 1; }
+
+template <Elem E>
+std::optional<Kernel> mma_kernel_of(bool decode, int d, int mt) {
+  if (!decode) {
+    switch (d) {
+      case 64: return prefill_kernel<E, 64>();
+      case 128: return prefill_kernel<E, 128>();
+      case 256: return prefill_kernel<E, 256>();
+    }
+    return std::nullopt;
+  }
+  switch (d) {
+    case 64: return mt == 2 ? decode_kernel<E, 64, 2>() : decode_kernel<E, 64, 1>();
+    case 128: return mt == 2 ? decode_kernel<E, 128, 2>() : decode_kernel<E, 128, 1>();
+    case 256: return decode_kernel<E, 256, 1>();
+  }
+  return std::nullopt;
+}
+
+// The mma kernels read V with K's width and row stride, and write O rows head_dim wide.
+bool mma_widths(const attention::AttentionParams& s) {
+  return s.v_head_dim == s.head_dim && s.v_stride == s.head_dim;
+}
+
+std::optional<Kernel> mma_kernel(const attention::AttentionParams& s, DType dtype, bool decode) {
+  if (!mma_widths(s)) return std::nullopt;
+  const int d = static_cast<int>(s.head_dim), mt = decode_mma_tiles(s);
+  switch (dtype) {
+    case DType::f16: return mma_kernel_of<Elem::f16>(decode, d, mt);
+    case DType::bf16: return mma_kernel_of<Elem::bf16>(decode, d, mt);
+    default: return std::nullopt;
+  }
+}
+
+// The general kernels' bucket: the widest of the key and the value.
+template <Elem E>
+std::optional<Kernel> general_kernel_of(int64_t d) {
+  if (d <= 64) return general_kernel<E, 64>();
+  if (d <= 128) return general_kernel<E, 128>();
+  if (d <= 256) return general_kernel<E, 256>();
+  if (d <= 512) return general_kernel<E, 512>();
+  if (d <= 1024) return general_kernel<E, 1024>();
+  return std::nullopt;
+}
+
+std::optional<Kernel> general_kernel(const attention::AttentionParams& s, DType dtype) {
+  const int64_t d = std::max(s.head_dim, s.v_head_dim);
+  switch (dtype) {
+    case DType::f32: return general_kernel_of<Elem::f32>(d);
+    case DType::f16: return general_kernel_of<Elem::f16>(d);
+    case DType::bf16: return general_kernel_of<Elem::bf16>(d);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Kernel> kernel_for(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode) {
+  return variant == AttentionVariant::mma ? mma_kernel(s, dtype, decode) : general_kernel(s, dtype);
+}
+
+// FlashAttention-2's rule: the fewest splits whose wave efficiency (CTAs over whole waves of
+// `slots`) is within 85% of the best, none when the rows alone nearly fill the GPU.
+int choose_splits(int64_t base_ctas, int64_t slots, int64_t max_splits) {
+  if (max_splits <= 1 || static_cast<double>(base_ctas) >= 0.8 * static_cast<double>(slots)) return 1;
+  std::vector<double> efficiency(max_splits + 1, 0.0);
+  double best = 0;
+  for (int64_t s = 1; s <= max_splits; ++s) {
+    const double waves = static_cast<double>(base_ctas * s) / static_cast<double>(slots);
+    efficiency[s] = waves / std::ceil(waves);
+    best = std::max(best, efficiency[s]);
+  }
+  for (int64_t s = 1; s <= max_splits; ++s)
+    if (efficiency[s] >= 0.85 * best) return static_cast<int>(s);
+  return 1;
+}
+
+Support common_limits(const attention::AttentionParams& s, bool decode, const Kernel& k, const DeviceLimits& limits) {
+  if (k.shape.smem_bytes > limits.shared_mem_bytes)
+    return Support::no(cat("needs ", k.shape.smem_bytes, " bytes of shared memory per block; the device allows ",
+                           limits.shared_mem_bytes));
+  const int64_t row_blocks = (int64_t{s.group} * s.q_len + k.shape.rows_per_cta - 1) / k.shape.rows_per_cta;
+  // Grid y of the prefill kernel, and x of the split kernels with up to kMaxSplits splits.
+  const int64_t max_blocks = k.splits_kv ? (int64_t{1} << 31) / attn::kMaxSplits : 65535;
+  if (row_blocks > max_blocks)
+    return Support::no(cat(decode ? "decode" : "prefill", ": ", int64_t{s.group} * s.q_len,
+                           " packed rows per KV head exceed the grid"));
+  return Support::yes();
+}
+
+}  // namespace
+
+Support AttentionStage::supports(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode,
+                                 const DeviceLimits& limits) {
+  if (variant == AttentionVariant::mma) {
+    if (dtype != DType::f16 && dtype != DType::bf16)
+      return Support::no(cat(dtype_name(dtype), ": the mma variant takes f16 and bf16 (tensor cores)"));
+    if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
+      return Support::no(cat("head_dim=", s.head_dim, ": the mma variant needs 64, 128 or 256"));
+    if (!mma_widths(s))
+      return Support::no(cat("v_head_dim=", s.v_head_dim, ", v_stride=", s.v_stride, " with head_dim=", s.head_dim,
+                             ": the mma kernels read V and write O head_dim wide; other value widths take the general "
+                             "variant"));
+    if (s.window > 0 || attention::modifies_logits(s) || s.signed_weights)
+      return Support::no("window, softcap, alibi and signed weights are taken by the general variant; the mma kernels do "
+                         "not mask or modify logits beyond the causal mask");
+  }
+  const std::optional<Kernel> k = kernel_for(variant, s, dtype, decode);
+  if (!k)
+    return Support::no(cat(dtype_name(dtype), " head_dim=", s.head_dim, " v_head_dim=", s.v_head_dim,
+                           ": the general variant takes f32, f16 or bf16 with head_dim and v_head_dim up to 1024"));
+  return common_limits(s, decode, *k, limits);
+}
+
+void AttentionStage::prepare(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode,
+                             CudaBackend& be, const AttentionBuffers& buffers, const std::string& name) {
+  const std::optional<Kernel> k = kernel_for(variant, s, dtype, decode);
+  ATTNBENCH_ASSERT(k, "prepare() of an attention step supports() refused: head_dim=", s.head_dim,
+                   " v_head_dim=", s.v_head_dim);
+  launch_ = k->launch;
+  ceiling_ = k->compute_ceiling;
+  elem_ = *elem_of(dtype);
+  int ctas_per_sm = 0;
+  ATTNBENCH_CUDA_CHECK(k->configure(&ctas_per_sm));
+  if (ctas_per_sm < 1)
+    throw BackendError(cat("cuda: the ", decode ? "decode" : "prefill", " kernel for head_dim=", s.head_dim,
+                           " v_head_dim=", s.v_head_dim, " cannot be resident on an SM"));
+
+  attn::Params& p = params_;
+  p.q = buffers.q;
+  p.k = buffers.k;
+  p.v = buffers.v;
+  p.kv_len = buffers.kv_len;
+  p.o = buffers.o;
+  p.lse = buffers.lse;
+  p.alibi_slopes = s.alibi ? buffers.alibi_slopes : nullptr;
+  p.s = s;
+  p.scale_log2 = static_cast<float>(static_cast<double>(s.scale) * 1.4426950408889634074);  // scale·log2(e)
+
+  const int64_t rows = int64_t{s.group} * s.q_len;
+  row_blocks_ = static_cast<int>((rows + k->shape.rows_per_cta - 1) / k->shape.rows_per_cta);
+  p.splits = 1;
+  if (k->splits_kv) {
+    const int64_t base = int64_t{s.batch} * s.kv_heads * row_blocks_;
+    const int64_t slots = static_cast<int64_t>(be.props().multiProcessorCount) * ctas_per_sm;
+    // Splits cut the keys the rows see (a window's, not the cache's).
+    const int64_t max_splits =
+        std::clamp<int64_t>(attention::split_span(s) / std::max(1, k->shape.min_keys_per_split), 1, attn::kMaxSplits);
+    p.splits = choose_splits(base, slots, max_splits);
+  }
+  p.part_o = nullptr;
+  p.part_lse = nullptr;
+  part_o_.reset();
+  part_lse_.reset();
+  if (p.splits > 1) {
+    const size_t partial_rows = static_cast<size_t>(p.splits) * s.batch * s.q_heads * s.q_len;
+    part_o_ = be.allocator().allocate(partial_rows * s.v_head_dim * sizeof(float), name + ".split_o");
+    part_lse_ = be.allocator().allocate(partial_rows * sizeof(float), name + ".split_lse");
+    p.part_o = part_o_->ptr<float>();
+    p.part_lse = part_lse_->ptr<float>();
+  }
+}
+
+void AttentionStage::enqueue(cudaStream_t stream) const {
+  ATTNBENCH_CUDA_CHECK(launch_(params_, row_blocks_, stream));
+  if (params_.splits > 1) {
+    switch (elem_) {
+      case Elem::f32: ATTNBENCH_CUDA_CHECK(attn::split_combine_launch<Elem::f32>(params_, stream)); break;
+      case Elem::f16: ATTNBENCH_CUDA_CHECK(attn::split_combine_launch<Elem::f16>(params_, stream)); break;
+      case Elem::bf16: ATTNBENCH_CUDA_CHECK(attn::split_combine_launch<Elem::bf16>(params_, stream)); break;
+    }
+  }
+}
+
+}  // namespace attnbench::cuda

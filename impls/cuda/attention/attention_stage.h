@@ -1,0 +1,66 @@
+// The attention stage on CUDA, prepared from its parameters rather than from a case: what the
+// attention methods' impls (attention_cuda.cpp) and mla's (mla_cuda.cpp, over its workspaces)
+// share — the kernel choice per variant, the limits it is checked against, the KV split count,
+// the split partials' workspace and the launches. Host C++ only.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "attention_launch.h"
+#include "attnbench/allocator.h"
+#include "attnbench/dtype.h"
+#include "attnbench/impl.h"
+#include "reference/attention/attention_common.h"
+
+namespace attnbench::cuda {
+
+class CudaBackend;
+
+// The variants: tensor cores (f16/bf16, head_dim 64/128/256, v_head_dim = v_stride = head_dim, no
+// window or logit changes) or CUDA cores (every dtype, head_dim and v_head_dim up to 1024).
+enum class AttentionVariant { mma, general };
+
+// The device buffers of one attention step (attention_launch.h's Params has their layouts).
+struct AttentionBuffers {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;  // may be k (v_stride = head_dim: MLA's absorbed form)
+  const int32_t* kv_len = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;
+  const float* alibi_slopes = nullptr;  // with s.alibi
+};
+
+class AttentionStage {
+ public:
+  // Whether `variant` takes the step; the reason when not. `decode` picks decode_mma over
+  // prefill_mma (the general kernel serves both phases).
+  static Support supports(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode,
+                          const DeviceLimits& limits);
+
+  // Binds the kernel and the buffers, sets the kernel's shared-memory limit and allocates the
+  // split partials (named `name`.split_o / .split_lse). Only for a step supports() took.
+  void prepare(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode, CudaBackend& be,
+               const AttentionBuffers& buffers, const std::string& name = "attention");
+
+  // Enqueues the kernel (and split_combine when the keys are split) on `stream`.
+  void enqueue(cudaStream_t stream) const;
+
+  // The arithmetic path the kernel's flops run on ("": fp32 FFMA).
+  std::string compute_ceiling() const { return ceiling_; }
+
+ private:
+  using Configure = cudaError_t (*)(int*);
+  using Launch = cudaError_t (*)(const attn::Params&, int, cudaStream_t);
+  Launch launch_ = nullptr;
+  attn::Elem elem_ = attn::Elem::f32;
+  attn::Params params_{};
+  int row_blocks_ = 1;
+  std::string ceiling_;
+  BufferPtr part_o_, part_lse_;
+};
+
+}  // namespace attnbench::cuda
