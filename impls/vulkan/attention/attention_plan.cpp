@@ -29,25 +29,38 @@ void choose_splits(Push& push, uint32_t keys, uint64_t base_groups, uint64_t tar
 // Index arithmetic in the shaders is 32-bit, and each tensor is one binding.
 std::string binding_limits(const attention::AttentionParams& s, DType dtype, const DeviceView& d) {
   const uint64_t es = dtype_size(dtype);
-  const uint64_t q = static_cast<uint64_t>(s.batch) * s.q_heads * s.q_len * s.head_dim;
-  const uint64_t kv = static_cast<uint64_t>(s.batch) * s.kv_heads * s.kv_cap * s.head_dim;
-  return over_binding({{"q/O", q * es, es}, {"k/v", kv * es, es}}, d);
+  const uint64_t rows = static_cast<uint64_t>(s.batch) * s.q_heads * s.q_len;
+  const uint64_t keys = static_cast<uint64_t>(s.batch) * s.kv_heads * s.kv_cap;
+  return over_binding({{"q", rows * s.head_dim * es, es},
+                       {"O", rows * s.v_head_dim * es, es},
+                       {"k", keys * s.head_dim * es, es},
+                       {"v", keys * s.v_stride * es, es}},
+                      d);
+}
+
+// What every kernel assumes of the value rows: at least one element each, within their stride.
+std::string value_layout(const attention::AttentionParams& s) {
+  if (s.v_head_dim < 1 || s.v_stride < s.v_head_dim)
+    return cat("v_head_dim=", s.v_head_dim, " with v_stride=", s.v_stride, ": V rows must be 1 or more elements, within their stride");
+  return {};
 }
 
 Plan plan_split_kv(const attention::AttentionParams& s, DType dtype, const DeviceView& d) {
   Plan p;
   p.push = base_push(s);
   const uint32_t D = static_cast<uint32_t>(s.head_dim), nch = ceil_div(D, 8), rows = p.push.plan.rows;
-  // Up to 16 lanes per key: a 128-dim 16-bit row is 16 loads of 16 bytes, one per lane.
-  const uint32_t T = pow2_floor(std::min({16u, d.min_sg, nch}));
-  const uint32_t cpl = ceil_div(nch, T), E = 8 * cpl;
-  // Registers: q and the accumulators are 2·RB·E floats per lane; at most 64 (128 for the
-  // largest head_dim), so enough workgroups stay resident to keep loads in flight.
-  uint32_t rb = std::clamp(32u / E, 1u, 8u);
+  const uint32_t DV = static_cast<uint32_t>(s.v_head_dim), vch = ceil_div(DV, 8);
+  // Up to 16 lanes per key: a 128-dim 16-bit row is 16 loads of 16 bytes, one per lane. The wider
+  // of the key and value rows sets it (a lane past a narrow key row's end adds nothing to the dot).
+  const uint32_t T = pow2_floor(std::min({16u, d.min_sg, std::max(nch, vch)}));
+  const uint32_t cpl = ceil_div(nch, T), E = 8 * cpl, vcpl = ceil_div(vch, T), EV = 8 * vcpl;
+  // Registers: q and the accumulators are RB·(E + EV) floats per lane; at most 64 (more for the
+  // largest head dims), so enough workgroups stay resident to keep loads in flight.
+  uint32_t rb = std::clamp(64u / (E + EV), 1u, 8u);
   rb = std::min(rb, std::max(rows, 1u));
-  const uint32_t U = cpl == 1 ? 4 : 2;  // keys per lane group per step: 4 or 8 loads in flight per lane
+  const uint32_t U = std::max(cpl, vcpl) == 1 ? 4 : 2;  // keys per lane group per step: 4 or 8 loads in flight per lane
   uint32_t nt = std::max(128u, d.max_sg);
-  const auto shared = [&](uint32_t threads, uint32_t r) { return uint64_t{threads / T} * r * (2 + 8 * nch) * 4; };
+  const auto shared = [&](uint32_t threads, uint32_t r) { return uint64_t{threads / T} * r * (2 + 8 * vch) * 4; };
   while (shared(nt, rb) > d.shared && nt / 2 >= std::max(T, d.max_sg) && (nt / 2) % d.max_sg == 0) nt /= 2;
   while (shared(nt, rb) > d.shared && rb > 1) rb = ceil_div(rb, 2);
   if (shared(nt, rb) > d.shared) {
@@ -64,8 +77,9 @@ Plan plan_split_kv(const attention::AttentionParams& s, DType dtype, const Devic
   const auto keys = static_cast<uint32_t>(attention::split_span(s));
   choose_splits(p.push, keys, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, d.forced_splits);
   p.shader = "attention_decode";
-  p.constants = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, vec16(D, dtype_size(dtype))};
-  p.partial_stride = 8 * nch;
+  p.constants = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, vec16(D, dtype_size(dtype)),
+                 DV, vch, vcpl, vec16(static_cast<uint32_t>(s.v_stride), dtype_size(dtype))};
+  p.partial_stride = 8 * vch;
   p.shared_bytes = shared(nt, rb);
   return p;
 }
@@ -73,13 +87,14 @@ Plan plan_split_kv(const attention::AttentionParams& s, DType dtype, const Devic
 Plan plan_tiled(const attention::AttentionParams& s, DType dtype, const DeviceView& d) {
   Plan p;
   p.push = base_push(s);
-  const uint32_t D = static_cast<uint32_t>(s.head_dim);
+  const uint32_t D = static_cast<uint32_t>(s.head_dim), DV = static_cast<uint32_t>(s.v_head_dim);
   const uint32_t ct = pow2_floor(std::min(8u, d.min_sg));
-  const uint32_t dp = round_up(D, std::max(8u, 4 * ct));
+  const uint32_t dp = round_up(D, std::max(8u, 4 * ct)), dpv = round_up(DV, std::max(8u, 4 * ct));
   uint32_t tm = 4;
-  while (tm > 1 && tm * dp / ct > 64) tm /= 2;  // accumulators: TM·DP/CT floats per lane
+  while (tm > 1 && tm * dpv / ct > 64) tm /= 2;  // accumulators: TM·DPV/CT floats per lane
+  // Q tile, K tile (rows padded by a vec4), V tile, P.
   const auto shared = [&](uint32_t br, uint32_t bc) {
-    return uint64_t{4} * (uint64_t{br} * dp + uint64_t{bc} * (dp + 4) + uint64_t{bc} * dp + uint64_t{br} * (bc + 1));
+    return uint64_t{4} * (uint64_t{br} * dp + uint64_t{bc} * (dp + 4) + uint64_t{bc} * dpv + uint64_t{br} * (bc + 1));
   };
   static const std::pair<uint32_t, uint32_t> kTiles[] = {{64, 32}, {64, 16}, {32, 32}, {32, 16}, {16, 16},
                                                          {32, 8},  {16, 8},  {8, 8},   {16, 4},  {8, 4}, {4, 4}};
@@ -92,8 +107,9 @@ Plan plan_tiled(const attention::AttentionParams& s, DType dtype, const DeviceVi
     const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * p.push.plan.row_blocks;
     choose_splits(p.push, static_cast<uint32_t>(s.kv_cap), base, uint64_t{2} * d.cus, bc, d.forced_splits);
     p.shader = "attention_prefill";
-    p.constants = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, vec16(D, dtype_size(dtype))};
-    p.partial_stride = dp;
+    p.constants = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, vec16(D, dtype_size(dtype)),
+                   DV, dpv, vec16(static_cast<uint32_t>(s.v_stride), dtype_size(dtype))};
+    p.partial_stride = dpv;
     p.shared_bytes = shared(br, bc);
     return p;
   }
@@ -116,6 +132,10 @@ Plan plan_portable(const attention::AttentionParams& s, DType dtype, const Devic
   Plan none;
   none.unsupported = missing_feature(limits, {"storage16", "subgroup_basic", "subgroup_shuffle"}, "the portable kernels");
   if (!none.unsupported.empty()) return none;
+  if (std::string why = value_layout(s); !why.empty()) {
+    none.unsupported = why;
+    return none;
+  }
   if (std::string why = binding_limits(s, dtype, d); !why.empty()) {
     none.unsupported = why;
     return none;
@@ -156,6 +176,12 @@ Plan plan_coopmat_nv(const attention::AttentionParams& s, DType dtype, const Dev
     return p;
   }
   const uint32_t D = static_cast<uint32_t>(s.head_dim);
+  // The kernel stages K and V tiles of one width and accumulates O as D/NN fragments of it.
+  if (s.v_head_dim != s.head_dim || s.v_stride != s.head_dim) {
+    p.unsupported = cat("v_head_dim=", s.v_head_dim, " (v_stride ", s.v_stride, ") with head_dim=", D,
+                        ": the cooperative-matrix kernel needs V rows as wide as K's; the portable variant takes them");
+    return p;
+  }
   if (D % 16 != 0 || D > 256) {
     p.unsupported = cat("head_dim=", D, ": the cooperative-matrix kernel needs a multiple of 16 up to 256");
     return p;

@@ -1,7 +1,9 @@
 // How the Vulkan attention kernels are shaped for a case on a device: which shader, its
 // specialization constants (tile sizes chosen from the device's limits), the grid, the KV
 // splits. Pure functions of the case's shape and the DeviceLimits that supports() receives, so
-// supports() and prepare() agree by construction.
+// supports() and prepare() agree by construction. V and O rows are v_head_dim wide and V's rows
+// v_stride apart (attention_common.h): the portable kernels take any such layout, the
+// cooperative-matrix kernel only V as wide as K.
 //
 // Kernels (impls/vulkan/shaders):
 //   attention_decode       few rows per KV head: split-KV (flash-decoding), RB rows per workgroup
@@ -44,7 +46,7 @@ struct Plan {
   std::string shader;
   std::vector<uint32_t> constants;  // specialization constants; [0] is the workgroup size
   Push push{};
-  uint32_t partial_stride = 0;  // floats per partial O row (the kernel's padded head_dim)
+  uint32_t partial_stride = 0;  // floats per partial O row (the kernel's padded v_head_dim)
   uint64_t shared_bytes = 0;
 };
 

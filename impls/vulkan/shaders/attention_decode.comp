@@ -6,7 +6,8 @@
 // the head dimension), and the workgroup's NT/T lane groups walk the split's keys U at a time
 // with an online softmax each; a shared-memory pass merges the groups. With one split the
 // workgroup writes O and LSE; with several it writes (m, l, unnormalised O) partials and
-// attention_merge combines them.
+// attention_merge combines them. V rows may be narrower than K's (v_head_dim) and sit v_stride
+// apart (MLA's absorbed form reads each key's first v_head_dim elements as its value).
 //
 // Lane groups are formed from gl_SubgroupID and gl_SubgroupInvocationID, and T divides the
 // smallest subgroup size, so a group's shuffles never leave its subgroup, whatever the size.
@@ -25,13 +26,18 @@ layout(constant_id = 5) const uint CPL = 2u;    // chunks per lane: ceil(NCH / T
 layout(constant_id = 6) const uint RB = 4u;     // packed rows per workgroup
 layout(constant_id = 7) const uint U = 2u;      // keys per lane group per step
 layout(constant_id = 8) const bool VEC = true;  // D·sizeof(dtype) is a multiple of 16
+layout(constant_id = 9) const uint DV = 128u;   // v_head_dim: the width of V and O rows
+layout(constant_id = 10) const uint VCH = 16u;  // 8-element chunks per V row: ceil(DV / 8)
+layout(constant_id = 11) const uint VCPL = 2u;  // V chunks per lane: ceil(VCH / T)
+layout(constant_id = 12) const bool VEC_V = true;  // v_stride·sizeof(dtype) is a multiple of 16
 
 #include "attention_common.glsl"
 
 const uint NT = gl_WorkGroupSize.x;
 const uint NG = NT / T;   // lane groups
-const uint E = CPL * 8u;  // head-dim elements per lane
-const uint DP4 = NCH * 2u;  // vec4s per padded row
+const uint E = CPL * 8u;    // head-dim elements of q per lane
+const uint EV = VCPL * 8u;  // v_head_dim elements of O per lane
+const uint DPV4 = VCH * 2u; // vec4s per padded O row
 
 DECLARE_INPUT(0, q4, q2, q1)
 DECLARE_INPUT(1, k4, k2, k1)
@@ -46,11 +52,11 @@ layout(binding = 8) readonly buffer Slopes { float alibi_slopes[]; };  // [q_hea
 
 DEFINE_LOAD8(load_q, q4, q2, q1)
 DEFINE_LOAD8(load_k, k4, k2, k1)
-DEFINE_LOAD8(load_v, v4, v2, v1)
+DEFINE_LOAD8_ALIGNED(load_v, v4, v2, v1, VEC_V)
 
 shared float sh_m[NG * RB];
 shared float sh_l[NG * RB];
-shared vec4 sh_o[NG * RB * DP4];
+shared vec4 sh_o[NG * RB * DPV4];
 
 void main() {
   const uint wg = workgroup_index();
@@ -67,7 +73,7 @@ void main() {
   const uint grp = vl / T, lane = vl % T;
 
   float q[RB][E];
-  float acc[RB][E];
+  float acc[RB][EV];
   float m[RB], l[RB];
   uint vend[RB], vbeg[RB], vsink[RB];
   float slope[RB], qpos[RB];
@@ -78,10 +84,8 @@ void main() {
     slope[rr] = qpos[rr] = 0.0;
     m[rr] = NEG_INF;
     l[rr] = 0.0;
-    for (uint x = 0u; x < E; ++x) {
-      q[rr][x] = 0.0;
-      acc[rr][x] = 0.0;
-    }
+    for (uint x = 0u; x < E; ++x) q[rr][x] = 0.0;
+    for (uint x = 0u; x < EV; ++x) acc[rr][x] = 0.0;
     if (r >= pc.plan.rows) continue;
     const uint i = pos_of(r);
     vend[rr] = visible_end(kvlen, i);
@@ -111,20 +115,23 @@ void main() {
   const uint k0 = split == 0u ? 0u : first + split * pc.plan.split_len;
   const uint k1 = min(first + (split + 1u) * pc.plan.split_len, block_end);
   const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
+  const uint vstride = uint(pc.s.v_stride), vbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * vstride;
   for (uint base = k0; base < k1; base += NG * U) {
     if (base >= sink_max && base < begin_min) base = begin_min;
     if (base >= k1) break;
     // Every load of the step is issued before the first use.
-    vec4 kk[U][CPL][2], vv[U][CPL][2];
+    vec4 kk[U][CPL][2], vv[U][VCPL][2];
     for (uint u = 0u; u < U; ++u) {
       const uint n = base + u * NG + grp;
       for (uint j = 0u; j < CPL; ++j) {
         const uint c = lane + j * T;
-        kk[u][j][0] = kk[u][j][1] = vv[u][j][0] = vv[u][j][1] = vec4(0.0);
-        if (n < k1 && c < NCH) {
-          load_k(kvbase + n * D + c * 8u, D - c * 8u, kk[u][j][0], kk[u][j][1]);
-          load_v(kvbase + n * D + c * 8u, D - c * 8u, vv[u][j][0], vv[u][j][1]);
-        }
+        kk[u][j][0] = kk[u][j][1] = vec4(0.0);
+        if (n < k1 && c < NCH) load_k(kvbase + n * D + c * 8u, D - c * 8u, kk[u][j][0], kk[u][j][1]);
+      }
+      for (uint j = 0u; j < VCPL; ++j) {
+        const uint c = lane + j * T;
+        vv[u][j][0] = vv[u][j][1] = vec4(0.0);
+        if (n < k1 && c < VCH) load_v(vbase + n * vstride + c * 8u, DV - c * 8u, vv[u][j][0], vv[u][j][1]);
       }
     }
     for (uint rr = 0u; rr < RB; ++rr) {
@@ -153,14 +160,14 @@ void main() {
       if (mt > m[rr]) {
         const float alpha = m[rr] == NEG_INF ? 0.0 : exp2((m[rr] - mt) * LOG2E);
         l[rr] *= alpha;
-        for (uint x = 0u; x < E; ++x) acc[rr][x] *= alpha;
+        for (uint x = 0u; x < EV; ++x) acc[rr][x] *= alpha;
         m[rr] = mt;
       }
       for (uint u = 0u; u < U; ++u) {
         const float e = s[u] == NEG_INF ? 0.0 : exp2((s[u] - m[rr]) * LOG2E);
         l[rr] += e;
         const float p = e * sg[u];
-        for (uint j = 0u; j < CPL; ++j)
+        for (uint j = 0u; j < VCPL; ++j)
           for (uint e = 0u; e < 4u; ++e) {
             acc[rr][j * 8u + e] += p * vv[u][j][0][e];
             acc[rr][j * 8u + 4u + e] += p * vv[u][j][1][e];
@@ -180,17 +187,17 @@ void main() {
     float mx = NEG_INF;
     for (uint g = 0u; g < NG; ++g) mx = max(mx, sh_m[g * RB + rr]);
     const float w = m[rr] == NEG_INF ? 0.0 : exp2((m[rr] - mx) * LOG2E);
-    for (uint j = 0u; j < CPL; ++j) {
+    for (uint j = 0u; j < VCPL; ++j) {
       const uint c = lane + j * T;
-      if (c >= NCH) continue;
-      const uint at = (grp * RB + rr) * DP4 + c * 2u;
+      if (c >= VCH) continue;
+      const uint at = (grp * RB + rr) * DPV4 + c * 2u;
       sh_o[at] = w * vec4(acc[rr][j * 8u], acc[rr][j * 8u + 1u], acc[rr][j * 8u + 2u], acc[rr][j * 8u + 3u]);
       sh_o[at + 1u] = w * vec4(acc[rr][j * 8u + 4u], acc[rr][j * 8u + 5u], acc[rr][j * 8u + 6u], acc[rr][j * 8u + 7u]);
     }
   }
   barrier();
-  for (uint idx = gl_LocalInvocationIndex; idx < RB * DP4; idx += NT) {
-    const uint rr = idx / DP4, x4 = idx % DP4;
+  for (uint idx = gl_LocalInvocationIndex; idx < RB * DPV4; idx += NT) {
+    const uint rr = idx / DPV4, x4 = idx % DPV4;
     const uint r = rb * RB + rr;
     if (r >= pc.plan.rows) continue;
     float mx = NEG_INF;
@@ -201,20 +208,20 @@ void main() {
       const float lg = sh_l[g * RB + rr];
       if (lg == 0.0) continue;
       total += lg * exp2((sh_m[g * RB + rr] - mx) * LOG2E);
-      o += sh_o[(g * RB + rr) * DP4 + x4];
+      o += sh_o[(g * RB + rr) * DPV4 + x4];
     }
     const uint orow = out_row(b, head_of(kvh, r), pos_of(r));
     if (pc.plan.splits > 1u) {
-      part_o[(orow * pc.plan.splits + split) * DP4 + x4] = o;
+      part_o[(orow * pc.plan.splits + split) * DPV4 + x4] = o;
       if (x4 == 0u) part_ml[orow * pc.plan.splits + split] = vec2(mx, total);
       continue;
     }
     o = total == 0.0 ? vec4(0.0) : o / total;
     for (uint e = 0u; e < 4u; ++e) {
       const uint x = x4 * 4u + e;
-      if (x >= D) break;
-      if (DTYPE == DT_F32) o1[orow * D + x] = floatBitsToUint(o[e]);
-      else o2[orow * D + x] = uint16_t(f32_to_storage16(o[e], DTYPE));
+      if (x >= DV) break;
+      if (DTYPE == DT_F32) o1[orow * DV + x] = floatBitsToUint(o[e]);
+      else o2[orow * DV + x] = uint16_t(f32_to_storage16(o[e], DTYPE));
     }
     if (x4 == 0u) lse[orow] = total == 0.0 ? NEG_INF : mx + log(total);
   }

@@ -9,7 +9,7 @@
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint DTYPE = 0u;
-layout(constant_id = 2) const uint D = 128u;
+layout(constant_id = 2) const uint D = 128u;   // v_head_dim: the width of O rows
 layout(constant_id = 3) const uint DP = 128u;  // partial row stride (a multiple of 4)
 
 #include "dtype.glsl"

@@ -7,7 +7,8 @@
 // shares it) reduces the row's maximum and sum with shuffles, rescales its accumulators (online
 // softmax), writes P to shared memory, and accumulates O += P·V over a TM x DP/CT block.
 // Tiles beyond the block's last visible key (causal, ragged) are skipped; keys past the end are
-// zero-filled in shared memory, so padding (NaN) is never read.
+// zero-filled in shared memory, so padding (NaN) is never read. V and O rows are DV wide (V's
+// v_stride apart), which may differ from K's D (MLA).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -23,14 +24,20 @@ layout(constant_id = 5) const uint BC = 16u;    // keys per tile (a multiple of 
 layout(constant_id = 6) const uint TM = 4u;     // rows per thread
 layout(constant_id = 7) const uint CT = 8u;     // lanes per row team: a power of two dividing the subgroup
 layout(constant_id = 8) const bool VEC = true;  // D·sizeof(dtype) is a multiple of 16
+layout(constant_id = 9) const uint DV = 128u;   // v_head_dim: the width of V and O rows
+layout(constant_id = 10) const uint DPV = 128u; // padded v_head_dim: a multiple of 8 and of 4·CT
+layout(constant_id = 11) const bool VEC_V = true;  // v_stride·sizeof(dtype) is a multiple of 16
 
 #include "attention_common.glsl"
 
 const uint NT = gl_WorkGroupSize.x;  // (BR / TM) · CT
 const uint TN = BC / CT;             // keys per thread in S
 const uint DP4 = DP / 4u;
-const uint DPT4 = DP4 / CT;          // vec4s of O per thread and row
+const uint DPV4 = DPV / 4u;
+const uint DPT4 = DPV4 / CT;         // vec4s of O per thread and row
 const uint NCH = DP / 8u;
+const uint NCHV = DPV / 8u;
+const uint NCHM = NCH > NCHV ? NCH : NCHV;
 const uint KS = DP4 + 1u;            // K row stride in vec4s: the pad keeps a team's reads on distinct banks
 const uint PS = BC + 1u;
 
@@ -47,11 +54,11 @@ layout(binding = 8) readonly buffer Slopes { float alibi_slopes[]; };  // [q_hea
 
 DEFINE_LOAD8(load_q, q4, q2, q1)
 DEFINE_LOAD8(load_k, k4, k2, k1)
-DEFINE_LOAD8(load_v, v4, v2, v1)
+DEFINE_LOAD8_ALIGNED(load_v, v4, v2, v1, VEC_V)
 
 shared vec4 Qs[BR * DP4];
 shared vec4 Ks[BC * KS];
-shared vec4 Vs[BC * DP4];
+shared vec4 Vs[BC * DPV4];
 shared float Ps[BR * PS];
 
 void main() {
@@ -95,6 +102,7 @@ void main() {
   const uint k0 = split * pc.plan.split_len;
   const uint k1 = min(k0 + pc.plan.split_len, visible_end(kvlen, pos_of(last)));
   const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
+  const uint vstride = uint(pc.s.v_stride), vbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * vstride;
   // Keys no row of the block sees (between the last row's sinks and the first row's window) are
   // skipped: the first row has the earliest window, the last the most sinks.
   const uint begin_min = window_begin(visible_end(kvlen, pos_of(rb * BR)));
@@ -104,17 +112,20 @@ void main() {
     if (t0 >= sink_max && t0 < begin_min) t0 = begin_min;
     if (t0 >= k1) break;
     barrier();  // the previous tile's readers are done
-    for (uint idx = tid; idx < BC * NCH; idx += NT) {
-      const uint key = idx / NCH, c = idx % NCH, n = t0 + key;
-      vec4 klo = vec4(0.0), khi = vec4(0.0), vlo = vec4(0.0), vhi = vec4(0.0);
-      if (n < k1 && c * 8u < D) {
-        load_k(kvbase + n * D + c * 8u, D - c * 8u, klo, khi);
-        load_v(kvbase + n * D + c * 8u, D - c * 8u, vlo, vhi);
+    for (uint idx = tid; idx < BC * NCHM; idx += NT) {
+      const uint key = idx / NCHM, c = idx % NCHM, n = t0 + key;
+      if (c < NCH) {
+        vec4 klo = vec4(0.0), khi = vec4(0.0);
+        if (n < k1 && c * 8u < D) load_k(kvbase + n * D + c * 8u, D - c * 8u, klo, khi);
+        Ks[key * KS + c * 2u] = klo;
+        Ks[key * KS + c * 2u + 1u] = khi;
       }
-      Ks[key * KS + c * 2u] = klo;
-      Ks[key * KS + c * 2u + 1u] = khi;
-      Vs[key * DP4 + c * 2u] = vlo;
-      Vs[key * DP4 + c * 2u + 1u] = vhi;
+      if (c < NCHV) {
+        vec4 vlo = vec4(0.0), vhi = vec4(0.0);
+        if (n < k1 && c * 8u < DV) load_v(vbase + n * vstride + c * 8u, DV - c * 8u, vlo, vhi);
+        Vs[key * DPV4 + c * 2u] = vlo;
+        Vs[key * DPV4 + c * 2u + 1u] = vhi;
+      }
     }
     barrier();
 
@@ -161,7 +172,7 @@ void main() {
     const uint keys = min(BC, k1 - t0);
     for (uint n = 0u; n < keys; ++n) {
       vec4 vv[DPT4];
-      for (uint j = 0u; j < DPT4; ++j) vv[j] = Vs[n * DP4 + ct + j * CT];
+      for (uint j = 0u; j < DPT4; ++j) vv[j] = Vs[n * DPV4 + ct + j * CT];
       for (uint tm = 0u; tm < TM; ++tm) {
         const float p = Ps[(rg * TM + tm) * PS + n];
         for (uint j = 0u; j < DPT4; ++j) acc[tm][j] += p * vv[j];
@@ -174,7 +185,7 @@ void main() {
     if (r >= pc.plan.rows) continue;
     const uint orow = out_row(b, head_of(kvh, r), pos_of(r));
     if (pc.plan.splits > 1u) {
-      for (uint j = 0u; j < DPT4; ++j) part_o[(orow * pc.plan.splits + split) * DP4 + ct + j * CT] = acc[tm][j];
+      for (uint j = 0u; j < DPT4; ++j) part_o[(orow * pc.plan.splits + split) * DPV4 + ct + j * CT] = acc[tm][j];
       if (ct == 0u) part_ml[orow * pc.plan.splits + split] = vec2(m[tm], l[tm]);
       continue;
     }
@@ -182,9 +193,9 @@ void main() {
       const vec4 o = l[tm] == 0.0 ? vec4(0.0) : acc[tm][j] / l[tm];
       for (uint e = 0u; e < 4u; ++e) {
         const uint x = (ct + j * CT) * 4u + e;
-        if (x >= D) continue;
-        if (DTYPE == DT_F32) o1[orow * D + x] = floatBitsToUint(o[e]);
-        else o2[orow * D + x] = uint16_t(f32_to_storage16(o[e], DTYPE));
+        if (x >= DV) continue;
+        if (DTYPE == DT_F32) o1[orow * DV + x] = floatBitsToUint(o[e]);
+        else o2[orow * DV + x] = uint16_t(f32_to_storage16(o[e], DTYPE));
       }
     }
     if (ct == 0u) lse[orow] = l[tm] == 0.0 ? NEG_INF : m[tm] + log(l[tm]);

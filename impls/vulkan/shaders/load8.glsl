@@ -9,10 +9,12 @@
 // Defines `void NAME(uint e, uint n, out vec4 lo, out vec4 hi)`: elements e .. e+7 of the tensor
 // bound as V4 (uvec4 view), V2 (16-bit view) and V1 (32-bit view), as floats; elements at index
 // n and beyond are 0 (the row's end). With VEC the row starts on a 16-byte boundary and e is a
-// multiple of 8, so whole chunks are one or two 16-byte loads.
-#define DEFINE_LOAD8(NAME, V4, V2, V1)                                                   \
+// multiple of 8, so whole chunks are one or two 16-byte loads. DEFINE_LOAD8_ALIGNED takes that
+// flag by name, for a tensor whose rows align differently (attention's V rows, v_stride apart).
+#define DEFINE_LOAD8(NAME, V4, V2, V1) DEFINE_LOAD8_ALIGNED(NAME, V4, V2, V1, VEC)
+#define DEFINE_LOAD8_ALIGNED(NAME, V4, V2, V1, ALIGNED)                                  \
   void NAME(uint e, uint n, out vec4 lo, out vec4 hi) {                                 \
-    if (VEC && n >= 8u) {                                                               \
+    if (ALIGNED && n >= 8u) {                                                           \
       if (DTYPE == DT_F32) {                                                            \
         lo = uintBitsToFloat(V4[e >> 2]);                                               \
         hi = uintBitsToFloat(V4[(e >> 2) + 1u]);                                        \

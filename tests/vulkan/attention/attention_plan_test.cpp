@@ -17,7 +17,9 @@ using namespace attnbench;
 namespace {
 
 attention::AttentionParams shape(int32_t b, int32_t hq, int32_t hkv, int32_t d, int32_t q, int32_t kv, bool causal) {
-  return {b, hq, hkv, hq / hkv, d, q, kv, causal, 0, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)))};
+  attention::AttentionParams s{b, hq, hkv, hq / hkv, d, q, kv, causal, 0, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)))};
+  s.v_head_dim = s.v_stride = d;
+  return s;
 }
 
 }  // namespace
