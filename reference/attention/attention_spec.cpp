@@ -90,6 +90,11 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern patte
   add_decode_q_len_rule(schema_);
 }
 
+int64_t seeded_length(const Case& c, int64_t draw, int64_t cap) {
+  const PhiloxStream stream(c.seed, "kv_len", kDomainInputs);
+  return std::min<int64_t>(cap, static_cast<int64_t>(stream.uniform_f64(draw) * static_cast<double>(cap + 1)));
+}
+
 void add_decode_q_len_rule(ParamSchema& schema) {
   schema.rule("decode: q_len <= 64", [](const Params& p, const std::string& phase) -> std::string {
     if (phase != "decode" || p.i64("q_len") <= 64) return {};
@@ -126,10 +131,9 @@ std::vector<int64_t> kv_lengths(const Case& c, const AttentionParams& s) {
   std::vector<int64_t> len(int64_t{s.batch} * s.kv_heads, s.kv_cap);
   const bool per_head = s.head_lengths, per_sequence = c.flag("ragged");
   if (per_head || per_sequence) {
-    const PhiloxStream stream(c.seed, "kv_len", kDomainInputs);
     for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg) {
       const int64_t n = per_head ? bg : bg / s.kv_heads;  // the draw of this row's kv_len element
-      if (n > 0) len[bg] = std::min<int64_t>(s.kv_cap, static_cast<int64_t>(stream.uniform_f64(n) * static_cast<double>(s.kv_cap + 1)));
+      if (n > 0) len[bg] = seeded_length(c, n, s.kv_cap);
     }
   }
   return len;

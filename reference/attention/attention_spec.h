@@ -42,6 +42,9 @@ inline constexpr double kFullReferenceFlops = 4e9;
 // above kFullReferenceFlops a seeded sample, which it also records in ref.checked_rows.
 std::vector<int64_t> reference_rows(Reference& ref, int64_t rows, double flops, uint64_t seed);
 
+// The length the ragged rule draws for element `draw` of a cache of `cap` keys: seeded, in [0, cap].
+int64_t seeded_length(const Case& c, int64_t draw, int64_t cap);
+
 // The attention methods' bound on a decode step's queries.
 void add_decode_q_len_rule(ParamSchema& schema);
 

@@ -35,7 +35,6 @@
 #include "attnbench/error.h"
 #include "attnbench/inputs.h"
 #include "attnbench/method.h"
-#include "attnbench/rng.h"
 #include "attnbench/thread_pool.h"
 #include "attention_spec.h"
 #include "mla_common.h"
@@ -120,11 +119,8 @@ namespace {
 // sequence 0 (the attention methods' rule).
 std::vector<int64_t> lengths(const Case& c, const MlaParams& s) {
   std::vector<int64_t> len(s.batch, s.kv_cap);
-  if (c.flag("ragged")) {
-    const PhiloxStream stream(c.seed, "kv_len", kDomainInputs);
-    for (int64_t b = 1; b < s.batch; ++b)
-      len[b] = std::min<int64_t>(s.kv_cap, static_cast<int64_t>(stream.uniform_f64(b) * static_cast<double>(s.kv_cap + 1)));
-  }
+  if (c.flag("ragged"))
+    for (int64_t b = 1; b < s.batch; ++b) len[b] = attention::seeded_length(c, b, s.kv_cap);
   return len;
 }
 
