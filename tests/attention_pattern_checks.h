@@ -17,8 +17,8 @@
 namespace attnbench::test {
 
 // The edges: window 1 (the query's own key), a window inside a block, sinks only below a window,
-// GQA groups 1, 4 and 7, head dims 64/80/128, ragged and per-head lengths, decode and prefill, one
-// key, 4097 keys, soft-cap and ALiBi alone and with a window.
+// GQA groups 1, 4 and 7, head dims 40/64/72/80/96/112/128/192/576/1024, ragged and per-head
+// lengths, decode and prefill, one key, 4097 keys, soft-cap and ALiBi alone and with a window.
 inline const std::vector<std::string> kAttentionPatternCases = {
     "swa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=128,q_len=197,kv_len=333,window=1/f32/s1",
     "swa/prefill/batch=2,q_heads=14,kv_heads=2,head_dim=80,q_len=100,kv_len=300,window=37,sinks=4,ragged=true/bf16/s2",
@@ -37,6 +37,11 @@ inline const std::vector<std::string> kAttentionPatternCases = {
     "mqa/decode/batch=1,q_heads=16,head_dim=576,kv_len=1500/bf16/s14",
     "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=1024,q_len=20,kv_len=33/f32/s15",
     "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=192,q_len=70,kv_len=77/f16/s16",
+    // The other widths models use (40, 72, 96, 112), off the vector widths and the tiles.
+    "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=40,q_len=65,kv_len=90/f16/s17",
+    "gqa/decode/batch=2,q_heads=7,kv_heads=1,head_dim=72,kv_len=4097/bf16/s18",
+    "mha/prefill/batch=1,q_heads=4,head_dim=96,q_len=50,kv_len=50,softcap=30/bf16/s19",
+    "swa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=112,kv_len=700,window=100,sinks=2/f32/s20",
 };
 
 // rope's edges: both layouts, partial rotary 0 (nothing rotated), ½ and full, head dims off the

@@ -32,6 +32,13 @@
 //            the softmax runs over |logit| and each weight takes its logit's sign back.
 // LSE is the log-sum-exp of the final logits (of their magnitudes with signed_weights).
 //
+// Head-sparse attention (head_sparse = 1, moh's routed heads): the stage also takes
+//   row_gates [batch, q_heads, q_len] f32   a row whose gate is 0 is skipped, not computed: O = 0,
+//            LSE = −inf; every other row's O is multiplied by its gate (its LSE is not).
+// The stage first compacts each (sequence, KV head)'s active rows, in the packed order
+// r = i·group + (h mod group), into a row map, so its tasks hold active rows only: a KV head none
+// of whose rows is active reads no key, and a task's work counts only its active rows.
+//
 // Light on purpose: CUDA device code includes it, and so do the Vulkan shaders, which read only
 // the field list (C++ lives inside __cplusplus).
 #ifndef ATTNBENCH_ATTENTION_COMMON_H
@@ -55,7 +62,8 @@
   X(i32, signed_weights) /* 1: Cog's sign(logit)·softmax(|logit|) */        \
   X(i32, v_head_dim)   /* width of V and O rows (head_dim but for mla) */      \
   X(i32, v_stride)     /* elements between V rows: v_head_dim, or head_dim */  \
-                       /* when V is the prefix of K's rows (one buffer) */
+                       /* when V is the prefix of K's rows (one buffer) */    \
+  X(i32, head_sparse)  /* 1: row_gates skip rows (gate 0) and scale O */
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -101,6 +109,11 @@ ATTNBENCH_HD inline int64_t split_span(const AttentionParams& s) {
 }
 ATTNBENCH_HD inline int64_t split_origin(const AttentionParams& s, int64_t kv_len) {
   return window_begin(s, visible_end(s, kv_len, 0));
+}
+// The packed row of position p of group (b, g)'s task rows: p itself, or with head_sparse the
+// p-th entry of the group's row map (row_map [batch·kv_heads][group·q_len]).
+ATTNBENCH_HD inline int64_t packed_row(const AttentionParams& s, const int32_t* row_map, int64_t b, int64_t g, int64_t p) {
+  return s.head_sparse ? row_map[(b * s.kv_heads + g) * (int64_t{s.group} * s.q_len) + p] : p;
 }
 // Keys a row sees, sinks and window together.
 ATTNBENCH_HD inline int64_t visible_count(const AttentionParams& s, int64_t end) {

@@ -294,21 +294,16 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
 
 }  // namespace
 
-Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
-  const AttentionParams s = attention_params(c);
+DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& in, Reference& ref, double flops) {
   const HostTensor &q = in.at("q"), &k = in.at("k"), &v = in.at("v"), &kv_len = in.at("kv_len");
   const int64_t rows = int64_t{s.batch} * s.q_heads * s.q_len;
-  Reference ref;
-  const std::vector<int64_t> todo = reference_rows(ref, rows, work(c).flops, c.seed);
-  HostTensor o("O", DType::f64, {s.batch, s.q_heads, s.q_len, s.head_dim});
-  HostTensor lse("LSE", DType::f64, {s.batch, s.q_heads, s.q_len});
-  HostTensor o_base("O", DType::f64, o.shape()), lse_base("LSE", DType::f64, lse.shape());
-  if (!ref.checked_rows.empty()) {
-    o.fill(NAN);  // rows outside the sample are never compared
-    lse.fill(NAN);
-    o_base.fill(NAN);
-    lse_base.fill(NAN);
-  }
+  const std::vector<int64_t> todo = reference_rows(ref, rows, flops, c.seed);
+  DenseRows d{HostTensor("O", DType::f64, {s.batch, s.q_heads, s.q_len, s.head_dim}),
+              HostTensor("LSE", DType::f64, {s.batch, s.q_heads, s.q_len}),
+              HostTensor("O", DType::f64, {s.batch, s.q_heads, s.q_len, s.head_dim}),
+              HostTensor("LSE", DType::f64, {s.batch, s.q_heads, s.q_len})};
+  if (!ref.checked_rows.empty())
+    for (HostTensor* t : {&d.o, &d.lse, &d.o_base, &d.lse_base}) t->fill(NAN);  // rows outside the sample are never compared
   harness_pool().parallel_for(static_cast<int64_t>(todo.size()), [&](int64_t begin, int64_t end) {
     RowScratch scratch;
     if (s.alibi) {
@@ -319,16 +314,23 @@ Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
       const int64_t r = todo[t];
       const int64_t i = r % s.q_len, h = (r / s.q_len) % s.q_heads, b = r / (s.q_len * s.q_heads);
       const auto len = static_cast<int64_t>(kv_len.get(kv_len_index(s, b, h / s.group)));
-      reference_row(s, q, k, v, b, h, i, len, o.data<double>() + r * s.head_dim, lse.data<double>() + r, scratch);
-      baseline_row(s, c.dtype, q, k, v, b, h, i, len, o_base.data<double>() + r * s.head_dim, lse_base.data<double>() + r,
+      reference_row(s, q, k, v, b, h, i, len, d.o.data<double>() + r * s.head_dim, d.lse.data<double>() + r, scratch);
+      baseline_row(s, c.dtype, q, k, v, b, h, i, len, d.o_base.data<double>() + r * s.head_dim, d.lse_base.data<double>() + r,
                    scratch);
     }
   });
-  const RowSelection sel{ref.checked_rows, rows};
-  ref.baseline_err["O"] = max_abs_diff(o, o_base, sel);
-  ref.baseline_err["LSE"] = max_abs_diff(lse, lse_base, sel);
-  ref.tensors.emplace("O", std::move(o));
-  ref.tensors.emplace("LSE", std::move(lse));
+  return d;
+}
+
+Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
+  const AttentionParams s = attention_params(c);
+  Reference ref;
+  DenseRows d = dense_rows(c, s, in, ref, work(c).flops);
+  const RowSelection sel{ref.checked_rows, ref.total_rows};
+  ref.baseline_err["O"] = max_abs_diff(d.o, d.o_base, sel);
+  ref.baseline_err["LSE"] = max_abs_diff(d.lse, d.lse_base, sel);
+  ref.tensors.emplace("O", std::move(d.o));
+  ref.tensors.emplace("LSE", std::move(d.lse));
   return ref;
 }
 

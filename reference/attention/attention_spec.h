@@ -1,4 +1,4 @@
-// The method spec shared by mha, mqa, gqa, swa and cog; each has its own file with its registration line.
+// The method spec shared by mha, mqa, gqa, swa and cog (and extended by moh); each has its own file with its registration line.
 #pragma once
 
 #include "attention_common.h"
@@ -28,6 +28,9 @@ class AttentionSpec : public Method {
   bool sliding() const { return pattern_ == Pattern::sliding; }
   Pattern pattern() const { return pattern_; }
 
+ protected:
+  ParamSchema& extend_schema() { return schema_; }  // a method built on these adds its parameters
+
  private:
   MethodInfo info_;
   HeadSharing sharing_;
@@ -44,6 +47,14 @@ std::vector<int64_t> reference_rows(Reference& ref, int64_t rows, double flops, 
 
 // The length the ragged rule draws for element `draw` of a cache of `cap` keys: seeded, in [0, cap].
 int64_t seeded_length(const Case& c, int64_t draw, int64_t cap);
+
+// Every query row of an attention case in fp64 and in the same-precision baseline (methodology.md,
+// TOL), the rows reference_rows() picks for `flops`: what the attention methods' reference
+// returns, and what moh gates.
+struct DenseRows {
+  HostTensor o, lse, o_base, lse_base;  // [batch, q_heads, q_len(, head_dim)], NaN outside a sample
+};
+DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& inputs, Reference& ref, double flops);
 
 // The attention methods' bound on a decode step's queries.
 void add_decode_q_len_rule(ParamSchema& schema);

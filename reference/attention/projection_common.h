@@ -6,8 +6,8 @@
 //   Y[z][r][c]     = Σ_{x<k} X[z][r][x] · W[i][c·w_n + x·w_k]     c < n    (fp32 sums)
 //   Y[z][r][n + t] = X[z][r][k + t]                                t < pass (copied)
 // with X[z][r][x] = x_ptr[o·x_outer + i·x_inner + r·x_row + x] and Y likewise (y_outer, y_inner,
-// y_row); W is shared by the outer problems. X, W and Y are in one storage dtype; each output
-// rounds once from fp32. w_n = k, w_k = 1 reads W as [n][k] (Y = X·Wᵀ); w_n = 1, w_k = n as
+// y_row); W is shared by the outer problems. X, W and Y are in one storage dtype (Y in f32 with
+// y_f32, without rounding); each output rounds once from fp32. w_n = k, w_k = 1 reads W as [n][k] (Y = X·Wᵀ); w_n = 1, w_k = n as
 // [k][n] (Y = X·W).
 //
 // Light on purpose: CUDA device code includes it and the Vulkan shader reads the field list.
@@ -30,7 +30,8 @@
   X(i32, w_k)                                                                \
   X(i32, y_outer)                                                            \
   X(i32, y_inner)                                                            \
-  X(i32, y_row)
+  X(i32, y_row)                                                              \
+  X(i32, y_f32)      /* 1: Y is f32, not the storage dtype (moh's logits) */
 
 #ifdef __cplusplus
 #include <cstdint>

@@ -33,6 +33,12 @@ struct Problem {
   void* o;
   float* lse;
   const float* alibi_slopes;  // [q_heads] with s.alibi, else null
+  // With s.head_sparse: each row's gate [batch, q_heads, q_len], and each group's active packed
+  // rows (row_map [groups][group·q_len], the first row_count[group] valid): a task's rows are
+  // positions in its group's map (attention_common.h packed_row).
+  const float* row_gates;
+  const int32_t* row_map;
+  const int32_t* row_count;
 };
 
 // Where a task's results go: the final O/LSE, or a partial (m, l, unnormalised O) per row when

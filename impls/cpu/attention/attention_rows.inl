@@ -20,9 +20,13 @@ inline const char* row_ptr(const void* base, DType t, int64_t elem) {
   return static_cast<const char*>(base) + elem * static_cast<int64_t>(dtype_size(t));
 }
 
-// Index of packed row r of group g in the [batch, q_heads, q_len] row space of Q, O and LSE.
-inline int64_t query_row(const Problem& P, int64_t b, int64_t g, int64_t r) {
-  const int64_t G = P.s.group, h = g * G + r % G, i = r / G;
+// The packed row r = i·G + hh of a task's position p (p itself without head_sparse).
+inline int64_t task_row(const Problem& P, int64_t b, int64_t g, int64_t p) {
+  return attention::packed_row(P.s, P.row_map, b, g, p);
+}
+// Index of the row at position p of group g in the [batch, q_heads, q_len] row space of Q, O and LSE.
+inline int64_t query_row(const Problem& P, int64_t b, int64_t g, int64_t p) {
+  const int64_t G = P.s.group, r = task_row(P, b, g, p), h = g * G + r % G, i = r / G;
   return (b * P.s.q_heads + h) * P.s.q_len + i;
 }
 
@@ -56,7 +60,7 @@ inline void visible_spans(const Problem& P, int64_t b, int64_t g, int64_t r0, in
   sp.lo_min = j1;
   sp.hi_max = j0;
   for (int64_t rr = 0; rr < nr; ++rr) {
-    const int64_t i = (r0 + rr) / G, end = attention::visible_end(s, kv_len, i);
+    const int64_t r = task_row(P, b, g, r0 + rr), i = r / G, end = attention::visible_end(s, kv_len, i);
     const int64_t begin = attention::window_begin(s, end);
     sp.hi[rr] = std::max(j0, std::min(j1, end));
     sp.lo[rr] = std::min(sp.hi[rr], std::max(j0, begin));
@@ -64,7 +68,7 @@ inline void visible_spans(const Problem& P, int64_t b, int64_t g, int64_t r0, in
     sp.sink_max = std::max(sp.sink_max, sp.sink[rr]);
     sp.lo_min = std::min(sp.lo_min, sp.lo[rr]);
     sp.hi_max = std::max(sp.hi_max, sp.hi[rr]);
-    sp.slope[rr] = s.alibi ? P.alibi_slopes[g * G + (r0 + rr) % G] : 0.0f;
+    sp.slope[rr] = s.alibi ? P.alibi_slopes[g * G + r % G] : 0.0f;
     sp.pos[rr] = static_cast<float>(kv_len - s.q_len + i);
   }
   if (sp.lo_min < sp.sink_max) sp.lo_min = sp.sink_max;  // no gap between sinks and windows
@@ -157,7 +161,7 @@ inline void modify_logits(const Problem& P, const Spans<N>& sp, int64_t rr, int6
 }
 
 // Row rr's unnormalised o (dvp floats, overwritten), running max m and sum l: into the partial
-// outputs, or normalised into O and LSE.
+// outputs, or normalised (and gated) into O and LSE.
 inline void finish_row(const Problem& P, int64_t b, int64_t g, int64_t r0, int64_t rr, float m, float l, float* o,
                        const PartialOut* partial) {
   const int64_t dp = P.dvp, d = P.s.v_head_dim;
@@ -171,8 +175,8 @@ inline void finish_row(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
   if (l == 0.0f) {  // no visible key
     std::fill(o, o + dp, 0.0f);
     P.lse[row] = -INFINITY;
-  } else {
-    const V inv = S::set1(1.0f / l);
+  } else {  // head_sparse scales O by the row's gate (exactly 1/l when the gate is 1)
+    const V inv = S::set1(P.s.head_sparse ? P.row_gates[row] / l : 1.0f / l);
     for (int64_t x = 0; x < dp; x += W) S::store(o + x, S::mul(S::load(o + x), inv));
     P.lse[row] = m + std::log(l);
   }

@@ -14,9 +14,16 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
   kernels_ = &cpu.kernels<KernelTable>();
   const int64_t w = kernels_->vector_width;
   problem_ = {s, dtype, (s.head_dim + w - 1) / w * w, (s.v_head_dim + w - 1) / w * w, s.scale,
-              io.q, io.k, io.v, io.kv_len, io.o, io.lse, io.alibi_slopes};
+              io.q, io.k, io.v, io.kv_len, io.o, io.lse, io.alibi_slopes, io.row_gates, nullptr, nullptr};
   rows_ = int64_t{s.group} * s.q_len;
   groups_ = int64_t{s.batch} * s.kv_heads;
+  if (s.head_sparse) {
+    ATTNBENCH_ASSERT(io.row_gates, "head_sparse attention without row_gates");
+    row_map_ = cpu.allocator().allocate(groups_ * rows_ * sizeof(int32_t), "attention.row_map");
+    row_count_ = cpu.allocator().allocate(groups_ * sizeof(int32_t), "attention.row_count");
+    problem_.row_map = row_map_->ptr<int32_t>();
+    problem_.row_count = row_count_->ptr<int32_t>();
+  }
   const int64_t threads = pool_->size();
   if (rows_ <= kDirectRows) {
     // Enough splits for about 16 tasks per thread, each at least 1024 keys long: tasks are
@@ -53,7 +60,32 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
 
 std::string AttentionStage::compute_ceiling() const { return amx_ ? kAmxBf16Ceiling : ""; }
 
+// Each group's active rows in packed order, r = i·G + hh; the skipped rows' O = 0 and LSE = −inf.
+void AttentionStage::map_rows() {
+  const attention::AttentionParams& s = problem_.s;
+  const int64_t G = s.group, es = static_cast<int64_t>(dtype_size(problem_.dtype));
+  int32_t* map = row_map_->ptr<int32_t>();
+  int32_t* count = row_count_->ptr<int32_t>();
+  pool_->parallel_for(groups_, [&](int64_t begin, int64_t end) {
+    for (int64_t group = begin; group < end; ++group) {
+      const int64_t b = group / s.kv_heads, g = group % s.kv_heads;
+      int32_t n = 0;
+      for (int64_t r = 0; r < rows_; ++r) {
+        const int64_t row = (b * s.q_heads + g * G + r % G) * s.q_len + r / G;
+        if (problem_.row_gates[row] != 0.0f) {
+          map[group * rows_ + n++] = static_cast<int32_t>(r);
+          continue;
+        }
+        std::memset(static_cast<char*>(problem_.o) + row * s.v_head_dim * es, 0, s.v_head_dim * es);
+        problem_.lse[row] = -INFINITY;
+      }
+      count[group] = n;
+    }
+  });
+}
+
 void AttentionStage::run() {
+  if (problem_.s.head_sparse) map_rows();
   if (amx_) {
     const int64_t blocks = packed_.keys / amx::kBlockKeys;
     pool_->parallel_for(packed_.groups * blocks, [&](int64_t begin, int64_t end) {
@@ -68,7 +100,10 @@ void AttentionStage::run() {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t split = t % splits_, rb = (t / splits_) % row_blocks_, group = t / (splits_ * row_blocks_);
       const int64_t b = group / kv_heads, g = group % kv_heads;
-      const int64_t r0 = rb * kMaxRowsPerTask, r1 = std::min(rows_, r0 + kMaxRowsPerTask);
+      // With head_sparse the group's rows are its map's positions, fewer than rows_.
+      const int64_t rows = problem_.row_count ? problem_.row_count[group] : rows_;
+      const int64_t r0 = rb * kMaxRowsPerTask, r1 = std::min(rows, r0 + kMaxRowsPerTask);
+      if (r0 >= r1) continue;
       if (amx_ && r1 - r0 > kDirectRows) {
         amx::attend_many(problem_, packed_, b, g, r0, r1, my_scratch);
       } else if (splits_ == 1) {
@@ -77,7 +112,7 @@ void AttentionStage::run() {
         float* base = partials_->ptr<float>() + (group * splits_ + split) * per_split;
         const PartialOut out{base, base + rows_, base + 2 * rows_};
         const int64_t first = window_first_key(b, g);  // 0 without a window
-        kernels_->attend(problem_, b, g, 0, rows_, split == 0 ? 0 : first + split * split_len_,
+        kernels_->attend(problem_, b, g, 0, rows, split == 0 ? 0 : first + split * split_len_,
                          first + (split + 1) * split_len_, my_scratch, &out);
       }
     }
@@ -101,10 +136,12 @@ void AttentionStage::merge_splits() {
     for (int64_t group = begin; group < end; ++group) {
       const int64_t b = group / s.kv_heads, g = group % s.kv_heads;
       const float* base = partials_->ptr<float>() + group * splits_ * per_split;
-      for (int64_t r = 0; r < rows_; ++r) {
+      const int64_t rows = problem_.row_count ? problem_.row_count[group] : rows_;
+      for (int64_t r = 0; r < rows; ++r) {  // the partials are laid out by task position
         float m = -INFINITY;
         for (int64_t sp = 0; sp < splits_; ++sp) m = std::max(m, base[sp * per_split + r]);
-        const int64_t h = g * G + r % G, i = r / G, row = (b * s.q_heads + h) * s.q_len + i;
+        const int64_t packed = attention::packed_row(s, problem_.row_map, b, g, r);
+        const int64_t h = g * G + packed % G, i = packed / G, row = (b * s.q_heads + h) * s.q_len + i;
         std::fill(acc.begin(), acc.end(), 0.0f);
         float l = 0;
         if (m != -INFINITY) {
@@ -122,7 +159,8 @@ void AttentionStage::merge_splits() {
           for (int64_t x = 0; x < s.v_head_dim; ++x) store(out, x, 0.0f);
           problem_.lse[row] = -INFINITY;
         } else {
-          for (int64_t x = 0; x < s.v_head_dim; ++x) store(out, x, acc[x] / l);
+          const float gate = s.head_sparse ? problem_.row_gates[row] : 1.0f;
+          for (int64_t x = 0; x < s.v_head_dim; ++x) store(out, x, acc[x] / l * gate);
           problem_.lse[row] = m + std::log(l);
         }
       }

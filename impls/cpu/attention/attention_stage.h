@@ -8,6 +8,10 @@
 // are handed out dynamically). Groups with few rows (decode) are instead cut along the keys when
 // there are too few groups to fill the threads: each split writes a partial (m, l, O) and a
 // second pass merges the splits (flash-decoding).
+//
+// Head-sparse (moh): a first pass compacts each group's active rows into its row map and writes the
+// skipped rows (O = 0, LSE = −inf); tasks then cover positions below the group's count only, so a
+// group with no active row costs nothing and a task's work counts only active rows.
 #pragma once
 
 #include <string>
@@ -18,7 +22,8 @@
 
 namespace attnbench::cpu::attn {
 
-// The stage's buffers (attention_common.h's layouts); alibi_slopes only with s.alibi.
+// The stage's buffers (attention_common.h's layouts); alibi_slopes only with s.alibi, row_gates
+// only with s.head_sparse.
 struct StageIo {
   const void* q;
   const void* k;
@@ -27,6 +32,7 @@ struct StageIo {
   void* o;
   float* lse;
   const float* alibi_slopes;
+  const float* row_gates = nullptr;
 };
 
 class AttentionStage {
@@ -39,6 +45,7 @@ class AttentionStage {
 
  private:
   int64_t window_first_key(int64_t b, int64_t g) const;
+  void map_rows();
   void merge_splits();
   void store(char* out, int64_t x, float v) const;
 
@@ -47,7 +54,7 @@ class AttentionStage {
   Problem problem_{};
   int64_t rows_ = 0, groups_ = 0, splits_ = 1, row_blocks_ = 1, split_len_ = 0, span_ = 0;
   size_t scratch_stride_ = 0;
-  BufferPtr scratch_, partials_;
+  BufferPtr scratch_, partials_, row_map_, row_count_;
   bool amx_ = false;
   amx::Packed packed_{};
   BufferPtr packed_k_, packed_v_;

@@ -84,9 +84,13 @@ void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, float* scratch) {
       for (; r < nr; ++r) tile<1>(xs + r * kp, kp, k, wp, v0, y + r * np, np);
     }
   }
-  const size_t es = dtype_size(t);
+  const size_t es = dtype_size(t), ys_es = s.y_f32 ? 4 : es;
   for (int64_t r = 0; r < nr; ++r) {
-    char* yr = static_cast<char*>(job.y) + (y0 + (r0 + r) * s.y_row) * static_cast<int64_t>(es);
+    char* yr = static_cast<char*>(job.y) + (y0 + (r0 + r) * s.y_row) * static_cast<int64_t>(ys_es);
+    if (s.y_f32) {  // the fp32 sums as they are (pass is 0: the tail would need the storage dtype)
+      std::memcpy(yr, ys + r * np, s.n * sizeof(float));
+      continue;
+    }
     row_from_f32<S>(ys + r * np, s.n, t, yr);
     if (s.pass > 0) std::memcpy(yr + s.n * es, at(job.x, t, x0 + (r0 + r) * s.x_row + k), s.pass * es);
   }
