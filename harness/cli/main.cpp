@@ -49,6 +49,7 @@ std::vector<FlagSpec> run_flags(bool timing) {
       {"backend-opt", true, true, "<backend>.<option>=<value>, e.g. cpu.threads=2 (repeatable)"},
       {"out", true, false, timing ? "results file (default results/local/<suite>-<time>.json)" : "results file (default: none)"},
       {"quiet", false, false, "print only the summary and failures"},
+      {"verbose", false, false, "on a terminal, print every row's line, not only those that did not pass"},
       {"no-isolate", false, false, "run cases in this process instead of a worker process per backend"},
       {"timeout", true, false, "seconds a row may take in its worker before its process group is killed (default 600)"},
       {"resume", false, false, "continue the interrupted run whose journal is <out>.journal"},
@@ -110,6 +111,8 @@ int verb_run(const std::string& verb, const std::vector<std::string>& argv, cons
   req.backend_opts = args.all("backend-opt");
   req.out = args.get("out");
   req.quiet = args.has("quiet");
+  req.verbose = args.has("verbose");
+  if (req.quiet && req.verbose) throw InputError("--quiet and --verbose ask for opposite things; give one");
   req.command_line = command_line;
   req.isolate = !args.has("no-isolate");
   req.timeout_s = args.get_double("timeout", req.timeout_s);

@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "attnbench/case_job.h"
@@ -40,27 +43,70 @@ std::string compiled_backends() {
   return joined(names);
 }
 
-// One line per row on a terminal, and always for rows that need attention.
+// What a run shows while it works. On a terminal: one status line redrawn in place (rows done of
+// the total, failures so far, elapsed and estimated time left), with a row's own line above it
+// only when the row did not pass (every row with --verbose). Elsewhere (CI logs): one line per
+// row. --quiet keeps only the rows that did not pass.
 class Progress {
  public:
-  Progress(size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(STDERR_FILENO)) {}
+  Progress(size_t total, bool quiet, bool verbose)
+      : total_(total), quiet_(quiet), verbose_(verbose), tty_(isatty(STDERR_FILENO) && !dumb_terminal()),
+        start_(std::chrono::steady_clock::now()) {}
+
   void row(const RowResult& r) {
     ++done_;
     const Row& rec = r.record;
-    if ((quiet_ || !tty_) && !is_bad(rec.status)) return;
-    std::string time;
-    if (r.timing) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, " %.4g us", r.timing->median_s() * 1e6);
-      time = buf;
+    const bool bad = is_bad(rec.status);
+    failed_ += bad;
+    const bool show = bad || (!quiet_ && (verbose_ || !tty_));
+    if (tty_) std::fputs("\r\033[K", stderr);  // the status line gives way to the row's
+    if (show) {
+      std::string time;
+      if (r.timing) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, " %.4g us", r.timing->median_s() * 1e6);
+        time = buf;
+      }
+      std::fprintf(stderr, "[%zu/%zu] %-8s %s%s%s%s\n", done_, total_, status_name(rec.status), r.name().c_str(), time.c_str(),
+                   rec.reason.empty() ? "" : "  ", rec.reason.c_str());
     }
-    std::fprintf(stderr, "[%zu/%zu] %-8s %s%s%s%s\n", done_, total_, status_name(rec.status), r.name().c_str(), time.c_str(),
-                 rec.reason.empty() ? "" : "  ", rec.reason.c_str());
+    if (tty_) status_line();
+    std::fflush(stderr);
+  }
+
+  // Ends the status line, so the summary starts on a line of its own.
+  void finish() {
+    if (!tty_ || done_ == 0) return;
+    std::fputs("\r\033[K", stderr);
+    status_line();
+    std::fputs("\n", stderr);
+    std::fflush(stderr);
   }
 
  private:
-  size_t total_, done_ = 0;
-  bool quiet_, tty_;
+  static bool dumb_terminal() {
+    const char* term = std::getenv("TERM");
+    return term && std::string_view(term) == "dumb";
+  }
+  static std::string duration(double s) {
+    const auto t = static_cast<long>(s + 0.5);
+    char buf[32];
+    if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
+    else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+    else std::snprintf(buf, sizeof buf, "%lds", t);
+    return buf;
+  }
+  void status_line() const {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const std::string left =
+        done_ < total_ ? "  ~" + duration(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_)) + " left" : "";
+    std::fprintf(stderr, "[%zu/%zu] rows  %zu failed  %s elapsed%s", done_, total_, failed_, duration(elapsed).c_str(),
+                 left.c_str());
+  }
+
+  size_t total_, done_ = 0, failed_ = 0;
+  bool quiet_, verbose_, tty_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 void print_summary(const std::vector<RowResult>& rows) {
@@ -495,7 +541,7 @@ int run_suite(RunRequest req) {
       if (recorded.insert(key_of(r)).second) rows.push_back(std::move(r));
   std::map<std::string, const PlannedRun*> by_id;
   for (const auto& r : plan.runs) by_id[r.pc.c.id()] = &r;
-  Progress progress(plan.runs.size() * lanes.size(), req.quiet);
+  Progress progress(plan.runs.size() * lanes.size(), req.quiet, req.verbose);
   Runner runner(req);
   bool interrupted = false;
   const auto emit = [&](RowResult row) {
@@ -563,6 +609,7 @@ int run_suite(RunRequest req) {
     write_results(out, build_context(rc), out_rows);
     if (!interrupted) journal->remove();
   }
+  progress.finish();
   print_summary(rows);
   if (!out.empty()) std::printf("\nresults: %s%s\n", out.c_str(), interrupted ? " (partial; --resume completes it)" : "");
   if (interrupted) return 128 + interrupt_signal();

@@ -27,7 +27,8 @@ struct RunRequest {
   std::string out;                        // results file ("" for check: none)
   ExecuteOptions exec;
   std::string command_line;
-  bool quiet = false;
+  bool quiet = false;                     // only the rows that did not pass, and the summary
+  bool verbose = false;                   // on a terminal, every row's line above the status line
   bool isolate = true;                    // worker processes (false: --no-isolate)
   double timeout_s = 600;                 // per row, in a worker
   bool resume = false;

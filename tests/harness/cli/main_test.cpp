@@ -225,3 +225,28 @@ TEST_CASE("a timed run writes Google Benchmark rows with the attnbench record", 
   CHECK(iterations == 9);
   CHECK(medians == 1);
 }
+
+TEST_CASE("on a terminal a run redraws one progress line; off one it prints a line per row", "[cpu]") {
+  const std::string dir = test::scratch_dir("cli_progress");
+  const std::string suite = write_suite(dir, "three.json", R"({"name": "three", "cases": [{"method": "mha", "phase": "decode",
+      "params": {"batch": 1, "q_heads": 2, "head_dim": 64, "kv_len": [10, 20, 30]}}]})");
+  // script(1) runs the command on a pseudo-terminal and copies what it writes.
+  const auto on_tty = [&](const std::string& args) {
+    return test::run_shell("TERM=xterm script -qfec '" + test::binary_path("attnbench") + " check " + suite + " --backends cpu " +
+                           args + "' /dev/null");
+  };
+  const auto tty = on_tty("");
+  INFO(tty.output);
+  REQUIRE(tty.exit_code == 0);
+  CHECK_THAT(tty.output, Catch::Contains("\r\033[K[1/3] rows  0 failed") && Catch::Contains(" left") &&
+                             Catch::Contains("\r\033[K[3/3] rows  0 failed"));
+  CHECK_THAT(tty.output, !Catch::Contains("pass     mha/"));  // a pass shows only in the status line
+  CHECK_THAT(on_tty("--verbose").output, Catch::Contains("[2/3] pass     mha/decode/"));
+  const auto log = test::run_cli("check " + suite + " --backends cpu");
+  INFO(log.output);
+  CHECK_THAT(log.output, Catch::Contains("[1/3] pass     mha/decode/") && Catch::Contains("[3/3] pass     mha/decode/") &&
+                             !Catch::Contains("\033[K"));
+  const auto both = test::run_cli("check " + suite + " --quiet --verbose");
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.output, Catch::Contains("--quiet and --verbose ask for opposite things"));
+}
