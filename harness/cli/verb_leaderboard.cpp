@@ -15,13 +15,16 @@ namespace attnbench::cli {
 
 int verb_leaderboard(const std::vector<std::string>& argv) {
   const std::vector<FlagSpec> flags = {{"help", false, false, "this text"},
-                                       {"out", true, false, "directory for leaderboard.md and leaderboard.html (default .)"}};
+                                       {"out", true, false, "directory for leaderboard.md and leaderboard.html (default .)"},
+                                       {"reference", true, false,
+                                        "backend the side-by-side view's ratios are against (default: its first column)"}};
   const Args args(flags, argv);
   if (args.has("help")) {
     std::printf("usage: attnbench leaderboard RESULTS.json... [--out DIR]\n\n"
                 "One row per method (and phase) on each backend, variant and device, at its headline case:\n"
                 "latency, throughput and %% of the in-run peak, memory, equivalence, the method's quality\n"
-                "figures, and the speedup over its baseline or companions on the same backend. Writes\n"
+                "figures, and the speedup over its baseline or companions on the same backend; then every\n"
+                "case run on several backends or devices side by side, with ratios to the --reference one. Writes\n"
                 "DIR/leaderboard.md and a self-contained DIR/leaderboard.html (sortable tables, plots).\n\n%s",
                 flags_help(flags).c_str());
     return 0;
@@ -29,10 +32,11 @@ int verb_leaderboard(const std::vector<std::string>& argv) {
   if (args.positional().empty()) throw InputError("leaderboard needs results files: attnbench leaderboard A.json [B.json ...]");
   std::string command = "attnbench leaderboard";
   for (const auto& p : args.positional()) command += " " + p;
+  if (args.has("reference")) command += " --reference " + args.get("reference");
   // The reader checks every field compare and merge use; a field only the leaderboard reads may
   // still have the wrong type (a hand-edited file): that is the file's fault, named, exit 2.
   const auto render = [&](const std::vector<std::string>& paths) {
-    const Leaderboard lb = build_leaderboard(paths, command);
+    const Leaderboard lb = build_leaderboard(paths, command, {args.get("reference")});
     return std::make_tuple(lb, leaderboard_markdown(lb), leaderboard_html(lb));
   };
   std::tuple<Leaderboard, std::string, std::string> pages;

@@ -523,7 +523,7 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
 }  // namespace
 
 Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<std::string>& paths,
-                              const std::string& command_line) {
+                              const std::string& command_line, const LeaderboardOptions& options) {
   ATTNBENCH_ASSERT(docs.size() == paths.size(), "one path per results document");
   Leaderboard lb;
   lb.command_line = command_line;
@@ -574,13 +574,15 @@ Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<s
   build_latency_plots(lb, recs);
   build_fidelity(lb, recs);
   build_compression_points(lb, recs, several);
+  build_across(lb, recs, options.reference_backend);
   return lb;
 }
 
-Leaderboard build_leaderboard(const std::vector<std::string>& paths, const std::string& command_line) {
+Leaderboard build_leaderboard(const std::vector<std::string>& paths, const std::string& command_line,
+                              const LeaderboardOptions& options) {
   std::vector<Json> docs;
   for (const auto& p : paths) docs.push_back(read_results_file(p));
-  return build_leaderboard(docs, paths, command_line);
+  return build_leaderboard(docs, paths, command_line, options);
 }
 
 }  // namespace attnbench

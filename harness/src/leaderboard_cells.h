@@ -46,4 +46,7 @@ LbCell peak_cell(const Rec& r, const std::vector<LbSource>& sources);
 LbCell memory_cell(const Rec& r);
 LbCell equivalence_cell(const Rec& r);
 
+// Backends side by side (leaderboard_across.cpp).
+void build_across(Leaderboard& lb, const std::vector<Rec>& recs, const std::string& reference_backend);
+
 }  // namespace attnbench::lb

@@ -126,12 +126,13 @@ const char* kJs = R"js(
 })();
 )js";
 
-std::string table_html(const LbSection& sec) {
+// A sortable table; `cls` adds to its class (the page's script sorts and filters every table.lb).
+std::string table_html(const LbSection& sec, const std::string& cls = "") {
   std::ostringstream o;
   size_t status_col = 0;
   for (size_t k = 0; k < sec.columns.size(); ++k)
     if (sec.columns[k].key == "status") status_col = k;
-  o << "<table class=\"lb\"><thead><tr>";
+  o << "<table class=\"lb" << (cls.empty() ? "" : " " + cls) << "\"><thead><tr>";
   for (const auto& c : sec.columns)
     o << "<th data-key=\"" << html_escape(c.key) << "\" title=\"" << html_escape(c.help) << "\">" << html_escape(c.title) << "</th>";
   o << "</tr></thead><tbody>";
@@ -202,6 +203,21 @@ std::string leaderboard_html(const Leaderboard& lb) {
     o << "<div class=\"plots\" id=\"compression-plots\">";
     for (const auto& p : lb.compression_plots) o << line_plot_svg(p);
     o << "</div></div>\n";
+  }
+
+  if (!lb.across.empty()) {
+    const LbAcross& a = lb.across;
+    o << "<div class=\"family\" id=\"across\"><h2>Backends side by side</h2><p>Every case that ran on two columns or more "
+         "(a column is a backend on a device, from any of the files), with the fastest passing variant of each and the "
+         "ratio of the reference column's median, " << html_escape(a.columns[a.reference])
+      << ", to each other column's: above 1, that column is faster. Columns: ";
+    for (size_t i = 0; i < a.columns.size(); ++i)
+      o << (i ? "; " : "") << "<b>" << html_escape(a.columns[i]) << "</b> " << html_escape(a.column_help[i]);
+    o << ".</p><div class=\"plots\">" << across_plot_svg(a) << "</div>";
+    for (const LbSection& sec : a.sections)
+      o << "<section data-family=\"" << html_escape(sec.family) << "\"><h3>" << html_escape(sec.family) << " · "
+        << html_escape(sec.title) << "</h3><div class=\"scroll\">" << table_html(sec, "across") << "</div></section>\n";
+    o << "</div>\n";
   }
 
   o << "<h2>Latency against kv_len</h2><div class=\"plots\" id=\"latency-plots\">";

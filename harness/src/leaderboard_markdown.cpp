@@ -74,6 +74,34 @@ std::string leaderboard_markdown(const Leaderboard& lb) {
     }
   }
 
+  if (!lb.across.empty()) {
+    const LbAcross& a = lb.across;
+    o << "## Backends side by side\n\n"
+      << "Every case that ran on two columns or more (a backend on a device, from any of the files), each at its fastest "
+         "passing variant: the geometric mean over those cases of the reference column's median ("
+      << markdown_text(a.columns[a.reference])
+      << ") over each other column's, per method and per family (above 1: faster). The HTML page has every case's row.\n\n";
+    std::vector<std::string> head = {"method", "cases"};
+    for (size_t i = 0; i < a.columns.size(); ++i)
+      if (i != a.reference) head.push_back(markdown_text(a.columns[i] + " vs " + a.columns[a.reference]));
+    o << markdown_row(head) << markdown_rule(head.size());
+    const auto line = [&](const LbAcrossMethod& m, bool bold) {
+      int cases = 0;
+      for (size_t i = 0; i < m.cases.size(); ++i)
+        if (i != a.reference) cases = std::max(cases, m.cases[i]);
+      std::vector<std::string> cells = {bold ? "**" + markdown_text(m.method) + "**" : markdown_text(m.method), std::to_string(cases)};
+      for (size_t i = 0; i < a.columns.size(); ++i)
+        if (i != a.reference) cells.push_back(m.ratio[i] ? "×" + lb::fmt_sig(*m.ratio[i]) : "—");
+      o << markdown_row(cells);
+    };
+    for (const auto& m : a.methods) line(m, false);
+    for (const auto& f : a.families) line(f, true);
+    o << "\n";
+    for (size_t i = 0; i < a.columns.size(); ++i)
+      o << "- " << markdown_text(a.columns[i]) << ": " << markdown_text(a.column_help[i]) << "\n";
+    o << "\n";
+  }
+
   o << "## Columns\n\n";
   std::vector<std::string> seen;
   for (const LbSection& sec : lb.sections)

@@ -182,6 +182,55 @@ std::string fidelity_plot_svg(const std::vector<LbFidelityPoint>& points, const 
   return o.str();
 }
 
+// One band per method, a bar per column beside the reference: its geometric-mean ratio on a log
+// axis, with the line at 1 that the reference is.
+std::string across_plot_svg(const LbAcross& a) {
+  std::vector<double> ys = {1.0};
+  for (const auto& m : a.methods)
+    for (const auto& r : m.ratio)
+      if (r) ys.push_back(*r);
+  const Axis y = axis_of(ys, true, false);
+  const double bottom = H + 60;  // room for the methods' names under the bands
+  std::ostringstream o;
+  const std::string title = "speedup over " + a.columns[a.reference] + " per method";
+  o << "<svg class=\"plot\" data-kind=\"across\" viewBox=\"0 0 " << W << " " << bottom << "\" width=\"" << W << "\" height=\""
+    << bottom << "\" role=\"img\" aria-label=\"" << html_escape(title) << "\">";
+  o << "<text class=\"ptitle\" x=\"" << L << "\" y=\"16\">" << html_escape(title) << "</text>"
+    << "<text class=\"psub\" x=\"" << L << "\" y=\"31\">geometric mean over the method's cases both ran; above 1: faster</text>";
+  o << "<rect class=\"area\" x=\"" << L << "\" y=\"" << T << "\" width=\"" << W - L - R << "\" height=\"" << H - T - B << "\"/>";
+  for (double t : y.ticks()) {
+    const double py = y.map(t, H - B, T);
+    o << "<line class=\"grid\" x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << py << "\" y2=\"" << py << "\"/>"
+      << "<text class=\"tick\" x=\"" << L - 4 << "\" y=\"" << py + 4 << "\" text-anchor=\"end\">" << lb::fmt_sig(t) << "</text>";
+  }
+  o << "<text class=\"atitle\" transform=\"translate(14," << (T + H - B) / 2
+    << ") rotate(-90)\" text-anchor=\"middle\">speedup (log)</text>";
+  const double one = y.map(1.0, H - B, T), band = (W - L - R) / std::max<double>(1.0, static_cast<double>(a.methods.size()));
+  const size_t bars = a.columns.size() > 1 ? a.columns.size() - 1 : 1;
+  for (size_t m = 0; m < a.methods.size(); ++m) {
+    const double x0 = L + band * static_cast<double>(m), bar = band * 0.8 / static_cast<double>(bars);
+    size_t slot = 0;
+    for (size_t k = 0; k < a.columns.size(); ++k) {
+      if (k == a.reference) continue;
+      const auto& r = a.methods[m].ratio[k];
+      const double x = x0 + band * 0.1 + bar * static_cast<double>(slot++);
+      if (!r) continue;
+      const double top = std::min(one, y.map(*r, H - B, T)), height = std::fabs(y.map(*r, H - B, T) - one);
+      o << "<rect class=\"bar\" x=\"" << x << "\" y=\"" << top << "\" width=\"" << bar << "\" height=\"" << std::max(height, 1.0)
+        << "\" fill=\"" << colour(slot - 1) << "\"><title>" << html_escape(a.methods[m].method) << " on "
+        << html_escape(a.columns[k]) << ": ×" << lb::fmt_sig(*r) << " over " << a.methods[m].cases[k] << " cases</title></rect>";
+    }
+    o << "<text class=\"tick\" transform=\"translate(" << x0 + band / 2 << "," << H - B + 8 << ") rotate(60)\">"
+      << html_escape(a.methods[m].method) << "</text>";
+  }
+  o << "<line class=\"one\" x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << one << "\" y2=\"" << one
+    << "\" stroke=\"#333\"/>";
+  for (size_t k = 0, slot = 0; k < a.columns.size(); ++k)
+    if (k != a.reference) o << legend_entry(slot++, a.columns[k]);
+  o << "</svg>";
+  return o.str();
+}
+
 std::string support_matrix_html(const LbMatrix& m) {
   std::ostringstream o;
   o << "<table class=\"matrix\"><thead><tr><th>method</th>";

@@ -1,17 +1,18 @@
 // The leaderboard page in a real browser: a real (short) CPU run of the smoke suite, its
 // leaderboard, and headless Chromium loading the page with a view in its URL fragment
 // (#status=pass, #sort=latency:desc). The DOM after the scripts ran must show the tables filtered
-// and sorted by the page's own script, the latency and fidelity plots, and the support matrix;
-// a screenshot must be a real picture. Skipped (77) where Chromium is not installed.
+// and sorted by the page's own script, the latency and fidelity plots, the support matrix, and the
+// run beside a copy of itself as another machine's in the backends-side-by-side view (sorted by
+// its ratio); a screenshot must be a real picture. Skipped (77) where Chromium is not installed.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
+#include "attnbench/json.h"
 #include "support.h"
 
 using namespace attnbench;
@@ -57,28 +58,38 @@ test::CliResult browse(const std::string& browser, const std::string& dir, const
   return r;
 }
 
-// The latency column's data-v values of each sorted table, row by row in DOM order.
-std::vector<std::vector<double>> sorted_latencies(const std::string& dom) {
+// The data-v values of column `key` in each table of class `cls` sorted on it (descending), row by
+// row in DOM order. Plain searches, not std::regex: its recursion overflows the stack on long tables.
+std::vector<std::vector<double>> sorted_column(const std::string& dom, const std::string& key, const std::string& cls = "lb") {
   std::vector<std::vector<double>> out;
-  const std::regex table("<table class=\"lb\">([\\s\\S]*?)</table>"), th("<th [^>]*>"), tr("<tr[^>]*>([\\s\\S]*?)</tr>"),
-      td("<td([^>]*)>"), value("data-v=\"([^\"]*)\"");
-  for (std::sregex_iterator t(dom.begin(), dom.end(), table), end; t != end; ++t) {
-    const std::string body = (*t)[1];
+  const std::string open = "<table class=\"" + cls + "\">";
+  // The tags named `tag` in [from, to): each tag's attribute text.
+  const auto tags = [&](size_t from, size_t to, const std::string& tag) {
+    std::vector<std::string> found;
+    for (size_t p = dom.find("<" + tag, from); p != std::string::npos && p < to; p = dom.find("<" + tag, p + 1)) {
+      const char next = dom[p + tag.size() + 1];
+      if (next != ' ' && next != '>') continue;  // <th> and <thead> differ
+      const size_t end = dom.find('>', p);
+      found.push_back(dom.substr(p, end - p));
+    }
+    return found;
+  };
+  for (size_t t = dom.find(open); t != std::string::npos; t = dom.find(open, t + 1)) {
+    const size_t end = dom.find("</table>", t), body = dom.find("<tbody", t);
     int col = -1, i = 0;
-    for (std::sregex_iterator h(body.begin(), body.end(), th); h != end; ++h, ++i)
-      if (h->str().find("data-key=\"latency\"") != std::string::npos && h->str().find("data-sorted=\"desc\"") != std::string::npos)
-        col = i;
+    for (const std::string& th : tags(t, body, "th")) {
+      if (th.find("data-key=\"" + key + "\"") != std::string::npos && th.find("data-sorted=\"desc\"") != std::string::npos) col = i;
+      ++i;
+    }
     if (col < 0) continue;
     std::vector<double> values;
-    for (std::sregex_iterator r(body.begin(), body.end(), tr); r != end; ++r) {
-      const std::string cells = (*r)[1];
-      int k = 0;
-      for (std::sregex_iterator c(cells.begin(), cells.end(), td); c != end; ++c, ++k) {
-        if (k != col) continue;
-        const std::string attrs = (*c)[1];
-        std::smatch m;
-        if (std::regex_search(attrs, m, value)) values.push_back(std::stod(m[1]));
-      }
+    for (size_t r = dom.find("<tr", body); r != std::string::npos && r < end; r = dom.find("<tr", r + 1)) {
+      const size_t row_end = dom.find("</tr>", r);
+      const std::vector<std::string> cells = tags(r, row_end, "td");
+      if (static_cast<int>(cells.size()) <= col) continue;
+      const std::string& td = cells[col];
+      const size_t v = td.find("data-v=\"");
+      if (v != std::string::npos) values.push_back(std::stod(td.substr(v + 8)));
     }
     out.push_back(values);
   }
@@ -132,7 +143,7 @@ TEST_CASE("the leaderboard page renders its tables, plots and support matrix in 
     REQUIRE(r.exit_code == 0);
     const std::string dom = r.output;
     CHECK_THAT(dom, Catch::Contains("data-shown-rows=\"" + std::to_string(rows) + "\""));
-    const auto tables = sorted_latencies(dom);
+    const auto tables = sorted_column(dom, "latency");
     CHECK(tables.size() == static_cast<size_t>(count(page, "<table class=\"lb\">")));
     int checked = 0;
     for (const auto& values : tables)
@@ -150,6 +161,31 @@ TEST_CASE("the leaderboard page renders its tables, plots and support matrix in 
     CHECK(count(dom, "<svg class=\"plot\" data-kind=\"kv-fidelity\"") >= 1);
     CHECK(count(dom, "<svg class=\"plot\" data-kind=\"kv-time\"") >= 1);
     CHECK_THAT(dom, Catch::Contains("<table class=\"matrix\">") && Catch::Contains("class=\"st-pass\""));
+  }
+
+  {
+    INFO("backends side by side: the run beside a copy of itself from 'another machine', sorted by the ratio");
+    Json again = Json::parse(slurp(dir + "/smoke.json"));
+    for (auto& row : again["benchmarks"])
+      if (row.contains("attnbench") && row["attnbench"].contains("device")) row["attnbench"]["device"] = "a second CPU";
+    std::ofstream(dir + "/smoke-again.json") << again.dump();
+    const auto two = test::run_cli("leaderboard " + dir + "/smoke.json " + dir + "/smoke-again.json --out " + dir + "/across");
+    INFO(two.output);
+    REQUIRE(two.exit_code == 0);
+    const std::string both = slurp(dir + "/across/leaderboard.html");
+    REQUIRE(count(both, "<table class=\"lb across\">") >= 2);  // one per family
+    const auto r = browse(browser, dir, "--dump-dom 'file://" + dir + "/across/leaderboard.html#sort=ratio.1:desc'");
+    REQUIRE(r.exit_code == 0);
+    const std::string dom = r.output;
+    CHECK_THAT(dom, Catch::Contains("data-ready=\"1\"") && Catch::Contains("<h2>Backends side by side</h2>"));
+    CHECK(count(dom, "<svg class=\"plot\" data-kind=\"across\"") == 1);
+    CHECK(count(dom, "<rect class=\"bar\"") >= 3);
+    const auto tables = sorted_column(dom, "ratio.1", "lb across");
+    CHECK(tables.size() == static_cast<size_t>(count(both, "<table class=\"lb across\">")));
+    int checked = 0;
+    for (const auto& values : tables)
+      for (size_t i = 1; i < values.size(); ++i, ++checked) CHECK(values[i - 1] >= values[i]);
+    CHECK(checked > 0);
   }
 
   {

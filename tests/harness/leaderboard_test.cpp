@@ -222,3 +222,59 @@ TEST_CASE("leaderboard.md escapes every text that came from a results file", "[u
   // Code spans: a backtick inside cannot close the span.
   CHECK_THAT(md, Catch::Contains("`` attnbench leaderboard `<x>` ``"));
 }
+
+TEST_CASE("leaderboard: the same case on several backends side by side, with ratios to the reference", "[unit]") {
+  // Two files: zeta and eta on one machine, zeta on another device in the second file, and a
+  // third file of the first machine's zeta, which joins its column.
+  const auto on = [](Json r, const std::string& backend, const std::string& device, double median_s) {
+    r["backend"] = backend;
+    r["device"] = device;
+    if (r.contains("timing")) r["timing"]["median_s"] = median_s;
+    return r;
+  };
+  const Json x1 = record("alpha", "fam", "alpha/x1/f16/s1", "pass", 4e-3, 1e9);
+  const Json x2 = record("alpha", "fam", "alpha/x2/f16/s1", "pass", 9e-3, 2e9);
+  const Json y1 = record("beta", "other", "beta/y1/f16/s1", "pass", 1e-3, 1e9);
+  const Json lone = record("beta", "other", "beta/lone/f16/s1", "pass", 1e-3, 1e9);
+  Json slow_variant = on(x1, "eta", "Eta 1", 8e-3);
+  slow_variant["variant"] = "v0";
+  const Json file1 = doc_of({x1, x2, y1, lone, on(x1, "eta", "Eta 1", 1e-3), slow_variant, on(x2, "eta", "Eta 1", 1e-3),
+                             on(record("beta", "other", "beta/y1/f16/s1", "fail", 0, 1e9), "eta", "Eta 1", 0)});
+  const Json file2 = doc_of({on(x1, "zeta", "Zeta 10", 2e-3)});
+  const Json file3 = doc_of({record("gamma", "fam", "gamma/z/f16/s1", "pass", 1e-3, 1e9)});
+  const Leaderboard lb = build_leaderboard({file1, file2, file3}, {"a.json", "b.json", "c.json"}, "test");
+  const LbAcross& a = lb.across;
+  // A column is a backend on a device: zeta on Zeta 10 is another column, though the same backend.
+  REQUIRE(a.columns == std::vector<std::string>{"zeta · Zeta 9", "eta · Eta 1", "zeta · Zeta 10"});
+  CHECK(a.reference == 0);
+  CHECK(a.column_help[2] == "[2] b.json");
+  REQUIRE(a.sections.size() == 2);  // fam, then other; beta/lone ran on one column only
+  const LbSection& fam = a.sections[0];
+  REQUIRE(fam.rows.size() == 3);    // x1, x2, the geometric mean
+  CHECK(cell(fam, 0, "case") == "x1/f16/s1");
+  CHECK(cell(fam, 0, "ratio.1") == "×4");  // eta's faster variant: 4 ms over 1 ms
+  CHECK(cell(fam, 0, "ratio.2") == "×2");
+  CHECK(cell(fam, 1, "ratio.1") == "×9");
+  CHECK(cell(fam, 1, "latency.2") == "—");  // x2 did not run on the second machine
+  CHECK(cell(fam, 2, "ratio.1") == "×6");   // √(4·9)
+  CHECK(cell(fam, 2, "ratio.2") == "×2");
+  const LbSection& other = a.sections[1];
+  REQUIRE(other.rows.size() == 2);
+  CHECK(cell(other, 0, "latency.1") == "fail");
+  CHECK(cell(other, 0, "ratio.1") == "—");
+  REQUIRE(a.methods.size() == 2);
+  CHECK(a.methods[0].method == "alpha");
+  CHECK(a.methods[0].cases[1] == 2);
+  CHECK(*a.methods[0].ratio[1] == Approx(6.0));
+  CHECK_FALSE(a.methods[1].ratio[1].has_value());
+  // Another reference: eta, so zeta's ratios are below 1.
+  const Leaderboard by_eta = build_leaderboard({file1, file2}, {"a.json", "b.json"}, "test", {"eta"});
+  CHECK(by_eta.across.reference == 1);
+  CHECK(cell(by_eta.across.sections[0], 0, "ratio.0") == "×0.25");
+  CHECK_THROWS_WITH(build_leaderboard({file1}, {"a.json"}, "test", {"gamma"}),
+                    Catch::Contains("--reference gamma: no case ran on it beside another backend"));
+  // Both renderings show it.
+  CHECK_THAT(leaderboard_markdown(lb), Catch::Contains("## Backends side by side") && Catch::Contains("| alpha | 2 | ×6 | ×2 |"));
+  const std::string html = leaderboard_html(lb);
+  CHECK_THAT(html, Catch::Contains("<table class=\"lb across\">") && Catch::Contains("data-kind=\"across\""));
+}

@@ -26,6 +26,13 @@
 //     included), the compression time (also over the `<x>_full` companion's: how many full-cache
 //     decode steps it costs) and the companions' decode speedup; plots of fidelity against the
 //     point (a line per method) and of compression time against kv_len at each point.
+//   * Backends side by side: every case that ran on two columns or more, where a column is a
+//     backend on a device, whichever files hold its rows (a CPU run here beside an H200 run there
+//     is two columns; one machine's suites in several files are one). Per column
+//     the fastest passing variant's median, % of its own peak and status; per column beside the
+//     reference (the `--reference` backend, else the first column) the ratio reference median
+//     over the column's (above 1: the column is faster); the geometric mean per family and per
+//     method (a bar plot, one bar per column).
 //   * Plots (HTML): median latency against the `kv_len` parameter per backend/variant for every
 //     method and phase timed at ≥ 2 kv lengths (the series of cases that differ only in kv_len
 //     with the most points); fidelity (quality `attn_recall`, `out_rel_l2`) against quality
@@ -113,6 +120,24 @@ struct LbFidelityPoint {
   std::map<std::string, double> figures;  // attn_recall, out_rel_l2 (those present)
 };
 
+// Backends side by side (the rule above). Ratios are the reference column's median over each
+// column's, for the cases where both passed and were timed.
+struct LbAcrossMethod {
+  std::string method;                          // "gqa decode"
+  std::vector<std::optional<double>> ratio;    // per column: geometric mean (1 for the reference)
+  std::vector<int> cases;                      // per column: cases in that mean
+};
+
+struct LbAcross {
+  std::vector<std::string> columns;        // "cpu · AMD EPYC (2 threads)": backend · device
+  std::vector<std::string> column_help;    // the files its rows came from
+  size_t reference = 0;
+  std::vector<LbSection> sections;         // per family: a row per case, then the geometric mean
+  std::vector<LbAcrossMethod> methods;     // the plot's bars and the Markdown summary
+  std::vector<LbAcrossMethod> families;    // geometric mean per family (method holds the family)
+  bool empty() const { return sections.empty(); }
+};
+
 struct Leaderboard {
   std::vector<LbSource> sources;
   std::vector<LbSection> sections;       // family, then device, then dtype
@@ -122,14 +147,20 @@ struct Leaderboard {
   std::vector<std::string> fidelity_figures;  // the quality keys plotted against KV bytes
   std::vector<LbSection> compression_points;  // ranked tables, one per compression point
   std::vector<LbLinePlot> compression_plots;  // fidelity against the point; time against kv_len
+  LbAcross across;                        // backends side by side
   std::string command_line;               // how it was generated
 };
 
+struct LeaderboardOptions {
+  std::string reference_backend;  // the side-by-side view's reference ("" for its first column)
+};
+
 // Reads the results files (read_results_file: InputError for anything else) and builds the model.
-Leaderboard build_leaderboard(const std::vector<std::string>& paths, const std::string& command_line);
+Leaderboard build_leaderboard(const std::vector<std::string>& paths, const std::string& command_line,
+                              const LeaderboardOptions& options = {});
 // The same from documents already read (tests).
 Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<std::string>& paths,
-                              const std::string& command_line);
+                              const std::string& command_line, const LeaderboardOptions& options = {});
 
 std::string leaderboard_markdown(const Leaderboard& lb);
 std::string leaderboard_html(const Leaderboard& lb);
@@ -153,5 +184,6 @@ std::string latency_plot_svg(const LbLatencyPlot& plot);
 std::string fidelity_plot_svg(const std::vector<LbFidelityPoint>& points, const std::string& figure);
 std::string line_plot_svg(const LbLinePlot& plot);
 std::string support_matrix_html(const LbMatrix& m);
+std::string across_plot_svg(const LbAcross& a);  // speedup over the reference per method, a bar per column
 
 }  // namespace attnbench
