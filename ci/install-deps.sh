@@ -13,6 +13,7 @@ packages=(
   libvulkan-dev glslc vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
   python3 python3-numpy python3-scipy     # docs' regenerator test, compare.py
   chromium                                # the leaderboard's browser test
+  slurm-wlm munge                         # the cluster test: a one-node Slurm cluster (ci/slurm)
 )
 
 missing=()

@@ -291,6 +291,10 @@ Json merge_results(const std::vector<Json>& docs, const std::vector<std::string>
   Json out = Json::object();
   out["context"] = first;
   out["context"]["merged_from"] = paths;
+  // Shards may run on different machines: each row keeps its device, and each shard's own
+  // environment (CPU, drivers, devices, in-run peaks) is kept here, in merged_from's order.
+  out["context"]["shard_contexts"] = Json::array();
+  for (const Json& doc : docs) out["context"]["shard_contexts"].push_back(doc["context"]);
   out["context"]["shard"] = "merged";
   if (!missing.empty()) out["context"]["missing_shards"] = missing;
   out["benchmarks"] = Json::array();
