@@ -175,6 +175,11 @@ Plan plan_coopmat_nv(const attention::AttentionParams& s, DType dtype, const Dev
     p.unsupported = "the device lacks subgroup shuffle/vote or 16-bit storage";
     return p;
   }
+  if (s.head_sparse) {
+    p.unsupported = "head_sparse (moh's routed heads): the cooperative-matrix kernel does not walk a row map; the portable "
+                    "variant does";
+    return p;
+  }
   const uint32_t D = static_cast<uint32_t>(s.head_dim);
   // The kernel stages K and V tiles of one width and accumulates O as D/NN fragments of it.
   if (s.v_head_dim != s.head_dim || s.v_stride != s.head_dim) {

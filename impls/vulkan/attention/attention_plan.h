@@ -3,13 +3,15 @@
 // splits. Pure functions of the case's shape and the DeviceLimits that supports() receives, so
 // supports() and prepare() agree by construction. V and O rows are v_head_dim wide and V's rows
 // v_stride apart (attention_common.h): the portable kernels take any such layout, the
-// cooperative-matrix kernel only V as wide as K.
+// cooperative-matrix kernel only V as wide as K. Head-sparse attention (attention_common.h) runs
+// on the portable kernels, after attention_row_map has compacted each group's active rows.
 //
 // Kernels (impls/vulkan/shaders):
 //   attention_decode       few rows per KV head: split-KV (flash-decoding), RB rows per workgroup
 //   attention_prefill      many rows: Q, K, V tiles in shared memory, register-blocked S and O
 //   attention_prefill_coopmat_nv   many rows, f16: S and O on NVIDIA cooperative matrices
 //   attention_merge        combines split partials when a case runs with more than one split
+//   attention_row_map      with head_sparse, first: each (batch, KV head)'s active rows, compacted
 // The plan fields are read by glslc too (attention_common.glsl): ASCII list, C++ inside __cplusplus.
 #ifndef ATTNBENCH_VULKAN_ATTENTION_PLAN_H
 #define ATTNBENCH_VULKAN_ATTENTION_PLAN_H

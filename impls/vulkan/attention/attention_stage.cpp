@@ -1,6 +1,7 @@
 #include "attention_stage.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "attnbench/error.h"
 #include "runtime/plan_support.h"
@@ -22,26 +23,45 @@ void Stage::prepare(VulkanBackend& be, const Plan& plan, DType dtype, const Buff
   plan_ = plan;
   const attention::AttentionParams& s = plan_.push.s;
   const bool split = plan_.push.plan.splits > 1;
+  groups_ = static_cast<uint32_t>(s.batch * s.kv_heads);
   part_ml_ = be.allocator().allocate(split ? partial_ml_bytes(s, plan_) : 16, "attention.partial_ml");
   part_o_ = be.allocator().allocate(split ? partial_o_bytes(s, plan_) : 16, "attention.partial_o");
-  const Pipeline& main = be.pipeline(plan_.shader, plan_.constants, 9);
-  // Without ALiBi the slopes binding is never read; q stands in for it.
+  // Without ALiBi the slopes binding is never read, nor the head-sparse ones without head_sparse;
+  // q stands in for them.
   const Buffer* slopes = s.alibi ? io.alibi_slopes : io.q;
   ATTNBENCH_ASSERT(slopes, "attention with alibi needs the slopes buffer");
-  main_ = be.bind(main, {io.q, io.k, io.v, io.kv_len, io.o, io.lse, part_ml_.get(), part_o_.get(), slopes});
+  const Buffer *gates = io.q, *row_map = io.q, *row_count = io.q;
+  if (s.head_sparse) {
+    ATTNBENCH_ASSERT(io.row_gates, "head_sparse attention needs the row_gates buffer");
+    gates = io.row_gates;
+    row_map_ = be.allocator().allocate(uint64_t{groups_} * plan_.push.plan.rows * 4, "attention.row_map");
+    row_count_ = be.allocator().allocate(uint64_t{groups_} * 4, "attention.row_count");
+    row_map = row_map_.get();
+    row_count = row_count_.get();
+  }
+  // Every pass binds the same twelve buffers (attention_common.glsl).
+  const std::vector<const Buffer*> buffers = {io.q,           io.k,          io.v,   io.kv_len, io.o,    io.lse,
+                                              part_ml_.get(), part_o_.get(), slopes, gates,     row_map, row_count};
+  const auto bindings = static_cast<uint32_t>(buffers.size());
+  if (s.head_sparse) {
+    // Wide: a prefill group's group · q_len rows go through one workgroup.
+    const uint32_t threads = DeviceView(be.probe().limits).workgroup(256);
+    row_map_pass_ = be.bind(be.pipeline("attention_row_map", {threads, dtype_code(dtype)}, bindings), buffers);
+  }
+  main_ = be.bind(be.pipeline(plan_.shader, plan_.constants, bindings), buffers);
   if (split) {
     const uint32_t nt = std::max(64u, be.caps().max_subgroup_size);
     const Pipeline& merge = be.pipeline(
-        "attention_merge", {nt, dtype_code(dtype), static_cast<uint32_t>(s.v_head_dim), plan_.partial_stride}, 4);
-    merge_ = be.bind(merge, {part_ml_.get(), part_o_.get(), io.o, io.lse});
-    merge_push_[0] = static_cast<uint32_t>(s.batch * s.q_heads * s.q_len);
-    merge_push_[1] = plan_.push.plan.splits;
+        "attention_merge", {nt, dtype_code(dtype), static_cast<uint32_t>(s.v_head_dim), plan_.partial_stride}, bindings);
+    merge_ = be.bind(merge, buffers);
   }
 }
 
 void Stage::run() {
+  if (row_map_pass_) be_->dispatch(*row_map_pass_, plan_.push, groups_);
   be_->dispatch(*main_, plan_.push, plan_.push.plan.groups);
-  if (merge_) be_->dispatch(*merge_, merge_push_, merge_push_[0]);
+  // One merge workgroup per task position of each (batch, KV head).
+  if (merge_) be_->dispatch(*merge_, plan_.push, uint64_t{groups_} * plan_.push.plan.rows);
 }
 
 }  // namespace attnbench::vulkan::attn

@@ -29,11 +29,15 @@ Plan plan_projection(const projection::ProjectionParams& s, DType dtype, const D
                         ": every count must be positive");
     return p;
   }
-  const uint64_t es = dtype_size(dtype);
+  if (s.y_f32 && s.pass > 0) {
+    p.unsupported = cat("pass=", s.pass, " with y_f32: the tail is copied in the storage dtype, so Y cannot be f32");
+    return p;
+  }
+  const uint64_t es = dtype_size(dtype), y_es = s.y_f32 ? 4 : es;
   const uint64_t x = extent(s.outer, s.x_outer, s.inner, s.x_inner, s.m, s.x_row, uint64_t(s.k) + s.pass);
   const uint64_t y = extent(s.outer, s.y_outer, s.inner, s.y_inner, s.m, s.y_row, uint64_t(s.n) + s.pass);
   const uint64_t w = s.k == 0 ? 0 : (uint64_t(s.inner) - 1) * s.w_inner + (uint64_t(s.n) - 1) * s.w_n + (uint64_t(s.k) - 1) * s.w_k + 1;
-  if (std::string why = over_binding({{"X", x * es, es}, {"W", w * es, es}, {"Y", y * es, es}}, d); !why.empty()) {
+  if (std::string why = over_binding({{"X", x * es, es}, {"W", w * es, es}, {"Y", y * y_es, y_es}}, d); !why.empty()) {
     p.unsupported = why;
     return p;
   }

@@ -6,6 +6,11 @@
 // serves every query head of the group (GQA packing), and rows next to each other share a
 // position, which keeps a causal block's key range tight. r -> head kv_head·group + r % group,
 // position r / group.
+//
+// Head-sparse (attention_common.h): attention_row_map compacts each (batch, KV head)'s active
+// rows into a row map, and the kernels' workgroups cover only its first row_count positions.
+// Every attention pipeline has the same twelve bindings (attention_stage.cpp binds one list); the
+// three of head_sparse are declared here, read-only except in the pass that writes the map.
 #ifndef ATTNBENCH_ATTENTION_COMMON_GLSL
 #define ATTNBENCH_ATTENTION_COMMON_GLSL
 
@@ -71,6 +76,23 @@ float final_logit(float s, uint n, float slope, float pos) {
   if (pc.s.alibi != 0) s += slope * (float(n) - pos);
   return s;
 }
+
+#ifdef ATTENTION_ROW_MAP_WRITER
+#define ATTENTION_ROW_MAP_ACCESS
+#else
+#define ATTENTION_ROW_MAP_ACCESS readonly
+#endif
+layout(binding = 9) readonly buffer RowGates { float row_gates[]; };  // [batch, q_heads, q_len]
+layout(binding = 10) ATTENTION_ROW_MAP_ACCESS buffer RowMap { int row_map[]; };  // [batch·kv_heads][rows]
+layout(binding = 11) ATTENTION_ROW_MAP_ACCESS buffer RowCount { int row_count[]; };  // [batch·kv_heads]
+
+// Positions of group bh's task rows: its active rows with head_sparse, else every packed row.
+uint task_rows(uint bh) { return pc.s.head_sparse != 0 ? uint(row_count[bh]) : pc.plan.rows; }
+// The packed row at position p < task_rows(bh) (attention_common.h packed_row).
+uint packed_row(uint bh, uint p) { return pc.s.head_sparse != 0 ? uint(row_map[bh * pc.plan.rows + p]) : p; }
+// What a finished row's normalised O is multiplied by: its gate with head_sparse, else 1, so a
+// gate of 1 leaves the bits of the ungated row.
+float row_gate(uint orow) { return pc.s.head_sparse != 0 ? row_gates[orow] : 1.0; }
 
 uint workgroup_index() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 

@@ -7,7 +7,9 @@
 // with an online softmax each; a shared-memory pass merges the groups. With one split the
 // workgroup writes O and LSE; with several it writes (m, l, unnormalised O) partials and
 // attention_merge combines them. V rows may be narrower than K's (v_head_dim) and sit v_stride
-// apart (MLA's absorbed form reads each key's first v_head_dim elements as its value).
+// apart (MLA's absorbed form reads each key's first v_head_dim elements as its value). With
+// head_sparse a workgroup's rows are positions of its group's row map (attention_common.glsl),
+// and a block past the group's active rows exits before reading a key.
 //
 // Lane groups are formed from gl_SubgroupID and gl_SubgroupInvocationID, and T divides the
 // smallest subgroup size, so a group's shuffles never leave its subgroup, whatever the size.
@@ -67,6 +69,8 @@ void main() {
   const uint split = (wg / pc.plan.row_blocks) % pc.plan.splits;
   const uint bh = wg / (pc.plan.row_blocks * pc.plan.splits);
   const uint b = bh / uint(pc.s.kv_heads), kvh = bh % uint(pc.s.kv_heads);
+  const uint rows = task_rows(bh);
+  if (rb * RB >= rows) return;  // the whole workgroup: no active row in its block
   const uint kvlen = uint(clamp(kv_len[kv_len_index(b, kvh)], 0, pc.s.kv_cap));
 
   const uint vl = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
@@ -79,15 +83,15 @@ void main() {
   float slope[RB], qpos[RB];
   uint block_end = 0u, sink_max = 0u, begin_min = 0xffffffffu;
   for (uint rr = 0u; rr < RB; ++rr) {
-    const uint r = rb * RB + rr;
+    const uint p = rb * RB + rr;
     vend[rr] = vbeg[rr] = vsink[rr] = 0u;
     slope[rr] = qpos[rr] = 0.0;
     m[rr] = NEG_INF;
     l[rr] = 0.0;
     for (uint x = 0u; x < E; ++x) q[rr][x] = 0.0;
     for (uint x = 0u; x < EV; ++x) acc[rr][x] = 0.0;
-    if (r >= pc.plan.rows) continue;
-    const uint i = pos_of(r);
+    if (p >= rows) continue;
+    const uint r = packed_row(bh, p), i = pos_of(r);
     vend[rr] = visible_end(kvlen, i);
     vbeg[rr] = window_begin(vend[rr]);
     vsink[rr] = sink_end(vbeg[rr]);
@@ -198,8 +202,8 @@ void main() {
   barrier();
   for (uint idx = gl_LocalInvocationIndex; idx < RB * DPV4; idx += NT) {
     const uint rr = idx / DPV4, x4 = idx % DPV4;
-    const uint r = rb * RB + rr;
-    if (r >= pc.plan.rows) continue;
+    const uint p = rb * RB + rr;
+    if (p >= rows) continue;
     float mx = NEG_INF;
     for (uint g = 0u; g < NG; ++g) mx = max(mx, sh_m[g * RB + rr]);
     float total = 0.0;
@@ -210,13 +214,13 @@ void main() {
       total += lg * exp2((sh_m[g * RB + rr] - mx) * LOG2E);
       o += sh_o[(g * RB + rr) * DPV4 + x4];
     }
-    const uint orow = out_row(b, head_of(kvh, r), pos_of(r));
+    const uint r = packed_row(bh, p), orow = out_row(b, head_of(kvh, r), pos_of(r));
     if (pc.plan.splits > 1u) {
       part_o[(orow * pc.plan.splits + split) * DPV4 + x4] = o;
       if (x4 == 0u) part_ml[orow * pc.plan.splits + split] = vec2(mx, total);
       continue;
     }
-    o = total == 0.0 ? vec4(0.0) : o / total;
+    o = total == 0.0 ? vec4(0.0) : o / total * row_gate(orow);
     for (uint e = 0u; e < 4u; ++e) {
       const uint x = x4 * 4u + e;
       if (x >= DV) break;

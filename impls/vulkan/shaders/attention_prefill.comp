@@ -8,7 +8,9 @@
 // softmax), writes P to shared memory, and accumulates O += P·V over a TM x DP/CT block.
 // Tiles beyond the block's last visible key (causal, ragged) are skipped; keys past the end are
 // zero-filled in shared memory, so padding (NaN) is never read. V and O rows are DV wide (V's
-// v_stride apart), which may differ from K's D (MLA).
+// v_stride apart), which may differ from K's D (MLA). With head_sparse a block's rows are
+// positions of its group's row map (attention_common.glsl), ascending packed rows, so its first
+// and last rows still bound its keys; a block past the group's active rows exits at once.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -70,15 +72,20 @@ void main() {
   const uint bh = (wg / pc.plan.splits) % (uint(pc.s.batch) * uint(pc.s.kv_heads));
   const uint rb = pc.plan.row_blocks - 1u - wg / (pc.plan.splits * uint(pc.s.batch) * uint(pc.s.kv_heads));
   const uint b = bh / uint(pc.s.kv_heads), kvh = bh % uint(pc.s.kv_heads);
+  const uint rows = task_rows(bh);
+  if (rb * BR >= rows) return;  // the whole workgroup: no active row in its block
   const uint kvlen = uint(clamp(kv_len[kv_len_index(b, kvh)], 0, pc.s.kv_cap));
   const uint tid = gl_LocalInvocationIndex;
   const uint vl = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
   const uint rg = vl / CT, ct = vl % CT;
 
   for (uint idx = tid; idx < BR * NCH; idx += NT) {
-    const uint lr = idx / NCH, c = idx % NCH, r = rb * BR + lr;
+    const uint lr = idx / NCH, c = idx % NCH, p = rb * BR + lr;
     vec4 lo = vec4(0.0), hi = vec4(0.0);
-    if (r < pc.plan.rows) load_q(out_row(b, head_of(kvh, r), pos_of(r)) * D + c * 8u, c * 8u < D ? D - c * 8u : 0u, lo, hi);
+    if (p < rows) {
+      const uint r = packed_row(bh, p);
+      load_q(out_row(b, head_of(kvh, r), pos_of(r)) * D + c * 8u, c * 8u < D ? D - c * 8u : 0u, lo, hi);
+    }
     Qs[lr * DP4 + c * 2u] = lo;
     Qs[lr * DP4 + c * 2u + 1u] = hi;
   }
@@ -87,25 +94,26 @@ void main() {
   float m[TM], l[TM], slope[TM], qpos[TM];
   vec4 acc[TM][DPT4];
   for (uint tm = 0u; tm < TM; ++tm) {
-    const uint r = rb * BR + rg * TM + tm;
-    vend[tm] = r < pc.plan.rows ? visible_end(kvlen, pos_of(r)) : 0u;
+    const uint p = rb * BR + rg * TM + tm;
+    const uint r = p < rows ? packed_row(bh, p) : p;
+    vend[tm] = p < rows ? visible_end(kvlen, pos_of(r)) : 0u;
     vbeg[tm] = window_begin(vend[tm]);
     vsink[tm] = sink_end(vbeg[tm]);
-    slope[tm] = pc.s.alibi != 0 && r < pc.plan.rows ? alibi_slopes[head_of(kvh, r)] : 0.0;
+    slope[tm] = pc.s.alibi != 0 && p < rows ? alibi_slopes[head_of(kvh, r)] : 0.0;
     qpos[tm] = float(int(kvlen) - pc.s.q_len + int(pos_of(r)));
     m[tm] = NEG_INF;
     l[tm] = 0.0;
     for (uint j = 0u; j < DPT4; ++j) acc[tm][j] = vec4(0.0);
   }
   // The block's last row sees the most keys (visible_end grows with the position).
-  const uint last = min(pc.plan.rows, rb * BR + BR) - 1u;
+  const uint last = packed_row(bh, min(rows, rb * BR + BR) - 1u);
   const uint k0 = split * pc.plan.split_len;
   const uint k1 = min(k0 + pc.plan.split_len, visible_end(kvlen, pos_of(last)));
   const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
   const uint vstride = uint(pc.s.v_stride), vbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * vstride;
   // Keys no row of the block sees (between the last row's sinks and the first row's window) are
   // skipped: the first row has the earliest window, the last the most sinks.
-  const uint begin_min = window_begin(visible_end(kvlen, pos_of(rb * BR)));
+  const uint begin_min = window_begin(visible_end(kvlen, pos_of(packed_row(bh, rb * BR))));
   const uint sink_max = sink_end(window_begin(visible_end(kvlen, pos_of(last))));
 
   for (uint t0 = k0; t0 < k1; t0 += BC) {
@@ -181,16 +189,17 @@ void main() {
   }
 
   for (uint tm = 0u; tm < TM; ++tm) {
-    const uint r = rb * BR + rg * TM + tm;
-    if (r >= pc.plan.rows) continue;
-    const uint orow = out_row(b, head_of(kvh, r), pos_of(r));
+    const uint p = rb * BR + rg * TM + tm;
+    if (p >= rows) continue;
+    const uint r = packed_row(bh, p), orow = out_row(b, head_of(kvh, r), pos_of(r));
     if (pc.plan.splits > 1u) {
       for (uint j = 0u; j < DPT4; ++j) part_o[(orow * pc.plan.splits + split) * DPV4 + ct + j * CT] = acc[tm][j];
       if (ct == 0u) part_ml[orow * pc.plan.splits + split] = vec2(m[tm], l[tm]);
       continue;
     }
+    const float gate = row_gate(orow);
     for (uint j = 0u; j < DPT4; ++j) {
-      const vec4 o = l[tm] == 0.0 ? vec4(0.0) : acc[tm][j] / l[tm];
+      const vec4 o = l[tm] == 0.0 ? vec4(0.0) : acc[tm][j] / l[tm] * gate;
       for (uint e = 0u; e < 4u; ++e) {
         const uint x = (ct + j * CT) * 4u + e;
         if (x >= DV) continue;

@@ -5,7 +5,8 @@
 // columns at a time (zero past the row's k or the tile's edge) and each thread keeps a TM x TN
 // block of sums in registers, its rows RT apart and its columns CTN apart so a subgroup reads
 // shared memory without bank conflicts. Each sum runs over x in index order, as the fp32 baseline
-// does; each output rounds once. The workgroups of the first column tile copy the tail, bit for bit.
+// does; each output rounds once (to f32 with y_f32: moh's router logits). The workgroups of the
+// first column tile copy the tail, bit for bit.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
@@ -119,7 +120,7 @@ void main() {
       const uint col = c0 + tx + c * CTN;
       if (col >= n) continue;
       const uint e = yb + r * yrow + col;
-      if (DTYPE == DT_F32) y1[e] = floatBitsToUint(acc[a][c]);
+      if (DTYPE == DT_F32 || pc.s.y_f32 != 0) y1[e] = floatBitsToUint(acc[a][c]);
       else y2[e] = uint16_t(f32_to_storage16(acc[a][c], DTYPE));
     }
   }
