@@ -7,7 +7,9 @@
 // KV head g and the q_len queries form R = G·q_len rows, query-major,
 //     packed row r  ->  query i = r / G,  head h = g·G + r % G,
 // so one CTA reads each K/V tile once for all of them, and a block of consecutive rows covers a
-// contiguous range of queries (what causal skipping needs).
+// contiguous range of queries (what causal skipping needs). With head_sparse (attention_common.h)
+// a KV head's task rows are the positions of its row map instead: its active packed rows, still
+// ascending, so a block of consecutive positions still covers ascending queries.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -35,6 +37,11 @@ struct Params {
   float* part_lse;
   float scale_log2;  // s.scale·log2(e): softmax in base 2, exp2(s·scale_log2 − m·scale_log2)
   int splits;        // KV splits per (batch, KV head, row block); 1 = no split
+  // With s.head_sparse, else null: the row gates [batch, q_heads, q_len] f32, and the stage's row
+  // map [batch·kv_heads][group·q_len] and active-row counts [batch·kv_heads] that map_rows writes.
+  const float* row_gates;
+  int32_t* row_map;
+  int32_t* row_count;
 };
 
 // What a kernel family needs from the host before a launch: its CTA shape and shared memory.
@@ -51,7 +58,7 @@ struct LaunchShape {
 // instead of throwing.
 //
 // prefill_mma: tensor cores (mma.sync m16n8k16, f32 accumulation), f16/bf16, D in {64, 128, 256};
-// the mma families take v_head_dim = v_stride = head_dim only.
+// the mma families take v_head_dim = v_stride = head_dim only, and no head_sparse.
 template <Elem E, int D>
 LaunchShape prefill_mma_shape();
 template <Elem E, int D>
@@ -69,7 +76,7 @@ cudaError_t decode_mma_launch(const Params& p, int row_blocks, cudaStream_t stre
 
 // general: CUDA cores, any element type, head_dim and v_head_dim ≤ DMAX (64, 128, 256, 512 or
 // 1024), any v_stride, split-KV or not; the one family that takes the window, sinks, soft-cap,
-// ALiBi and MLA's key/value widths.
+// ALiBi, MLA's key/value widths and head_sparse.
 template <Elem E, int DMAX>
 LaunchShape general_shape();
 template <Elem E, int DMAX>
@@ -80,6 +87,11 @@ cudaError_t general_launch(const Params& p, int row_blocks, cudaStream_t stream)
 // Merges the split partials into O and LSE (one warp per row).
 template <Elem E>
 cudaError_t split_combine_launch(const Params& p, cudaStream_t stream);
+
+// head_sparse's first pass: each KV head's active rows into its row map, in packed order, and the
+// skipped rows' O = 0, LSE = −inf (one CTA per (batch, KV head)).
+template <Elem E>
+cudaError_t map_rows_launch(const Params& p, cudaStream_t stream);
 
 // Largest number of splits the partial buffers and the combine kernel accept.
 inline constexpr int kMaxSplits = 128;

@@ -11,6 +11,13 @@
 //
 // The number of KV splits comes from the SM count, the kernel's CTAs per SM and the cache length
 // (choose_splits). Partials live in a workspace allocated in prepare(); enqueue() only launches.
+//
+// head_sparse (moh) runs on the general kernel only: map_rows.cu compacts each KV head's active
+// rows into a row map first, and the general kernel and split_combine take their rows through it
+// (kernel_common.cuh task_row). The mma kernels are not mapped: besides their Q load, each indexes
+// its rows on its own in several places (the block's key range, the unmasked-tile bound, the
+// diagonal tiles' mask, the epilogue's LSE and O stores), so mapping them would reach into their
+// tuned loops and register budgets, for rows the general kernel already serves.
 #include "attention_stage.h"
 
 #include <algorithm>
@@ -28,6 +35,24 @@ namespace attnbench::cuda {
 namespace {
 
 using attn::Elem;
+
+// The passes over the rows of dtype E: head_sparse's row map, and the split-KV merge.
+struct RowPasses {
+  cudaError_t (*map_rows)(const attn::Params&, cudaStream_t);
+  cudaError_t (*split_combine)(const attn::Params&, cudaStream_t);
+};
+template <Elem E>
+constexpr RowPasses row_passes_of() {
+  return {&attn::map_rows_launch<E>, &attn::split_combine_launch<E>};
+}
+RowPasses row_passes(Elem e) {
+  switch (e) {
+    case Elem::f16: return row_passes_of<Elem::f16>();
+    case Elem::bf16: return row_passes_of<Elem::bf16>();
+    case Elem::f32: break;
+  }
+  return row_passes_of<Elem::f32>();
+}
 
 // One kernel family instance, bound for a step.
 struct Kernel {
@@ -171,6 +196,8 @@ Support AttentionStage::supports(AttentionVariant variant, const attention::Atte
     if (s.window > 0 || attention::modifies_logits(s) || s.signed_weights)
       return Support::no("window, softcap, alibi and signed weights are taken by the general variant; the mma kernels do "
                          "not mask or modify logits beyond the causal mask");
+    if (s.head_sparse)
+      return Support::no("head_sparse is taken by the general variant; the mma kernels do not map their rows");
   }
   const std::optional<Kernel> k = kernel_for(variant, s, dtype, decode);
   if (!k)
@@ -184,9 +211,13 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
   const std::optional<Kernel> k = kernel_for(variant, s, dtype, decode);
   ATTNBENCH_ASSERT(k, "prepare() of an attention step supports() refused: head_dim=", s.head_dim,
                    " v_head_dim=", s.v_head_dim);
+  ATTNBENCH_ASSERT(!s.head_sparse || (variant == AttentionVariant::general && buffers.row_gates),
+                   "head_sparse attention takes the general variant and row_gates");
   launch_ = k->launch;
   ceiling_ = k->compute_ceiling;
-  elem_ = *elem_of(dtype);
+  const RowPasses passes = row_passes(*elem_of(dtype));
+  map_rows_ = passes.map_rows;
+  split_combine_ = passes.split_combine;
   int ctas_per_sm = 0;
   ATTNBENCH_CUDA_CHECK(k->configure(&ctas_per_sm));
   if (ctas_per_sm < 1)
@@ -226,17 +257,25 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
     p.part_o = part_o_->ptr<float>();
     p.part_lse = part_lse_->ptr<float>();
   }
+  p.row_gates = nullptr;
+  p.row_map = nullptr;
+  p.row_count = nullptr;
+  row_map_.reset();
+  row_count_.reset();
+  if (s.head_sparse) {
+    const size_t heads = static_cast<size_t>(s.batch) * s.kv_heads;
+    row_map_ = be.allocator().allocate(heads * static_cast<size_t>(rows) * sizeof(int32_t), name + ".row_map");
+    row_count_ = be.allocator().allocate(heads * sizeof(int32_t), name + ".row_count");
+    p.row_gates = buffers.row_gates;
+    p.row_map = row_map_->ptr<int32_t>();
+    p.row_count = row_count_->ptr<int32_t>();
+  }
 }
 
 void AttentionStage::enqueue(cudaStream_t stream) const {
+  if (params_.s.head_sparse) ATTNBENCH_CUDA_CHECK(map_rows_(params_, stream));
   ATTNBENCH_CUDA_CHECK(launch_(params_, row_blocks_, stream));
-  if (params_.splits > 1) {
-    switch (elem_) {
-      case Elem::f32: ATTNBENCH_CUDA_CHECK(attn::split_combine_launch<Elem::f32>(params_, stream)); break;
-      case Elem::f16: ATTNBENCH_CUDA_CHECK(attn::split_combine_launch<Elem::f16>(params_, stream)); break;
-      case Elem::bf16: ATTNBENCH_CUDA_CHECK(attn::split_combine_launch<Elem::bf16>(params_, stream)); break;
-    }
-  }
+  if (params_.splits > 1) ATTNBENCH_CUDA_CHECK(split_combine_(params_, stream));
 }
 
 }  // namespace attnbench::cuda

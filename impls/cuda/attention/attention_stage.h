@@ -20,7 +20,8 @@ namespace attnbench::cuda {
 class CudaBackend;
 
 // The variants: tensor cores (f16/bf16, head_dim 64/128/256, v_head_dim = v_stride = head_dim, no
-// window or logit changes) or CUDA cores (every dtype, head_dim and v_head_dim up to 1024).
+// window, logit changes or head_sparse) or CUDA cores (every dtype, head_dim and v_head_dim up to
+// 1024, head_sparse).
 enum class AttentionVariant { mma, general };
 
 // The device buffers of one attention step (attention_launch.h's Params has their layouts).
@@ -32,6 +33,7 @@ struct AttentionBuffers {
   void* o = nullptr;
   float* lse = nullptr;
   const float* alibi_slopes = nullptr;  // with s.alibi
+  const float* row_gates = nullptr;     // with s.head_sparse: [batch, q_heads, q_len] f32
 };
 
 class AttentionStage {
@@ -42,11 +44,13 @@ class AttentionStage {
                           const DeviceLimits& limits);
 
   // Binds the kernel and the buffers, sets the kernel's shared-memory limit and allocates the
-  // split partials (named `name`.split_o / .split_lse). Only for a step supports() took.
+  // split partials (named `name`.split_o / .split_lse) and, with head_sparse, the row map
+  // (`name`.row_map / .row_count). Only for a step supports() took.
   void prepare(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode, CudaBackend& be,
                const AttentionBuffers& buffers, const std::string& name = "attention");
 
-  // Enqueues the kernel (and split_combine when the keys are split) on `stream`.
+  // Enqueues map_rows with head_sparse, the kernel, and split_combine when the keys are split, on
+  // `stream`.
   void enqueue(cudaStream_t stream) const;
 
   // The arithmetic path the kernel's flops run on ("": fp32 FFMA).
@@ -55,12 +59,13 @@ class AttentionStage {
  private:
   using Configure = cudaError_t (*)(int*);
   using Launch = cudaError_t (*)(const attn::Params&, int, cudaStream_t);
+  using RowsLaunch = cudaError_t (*)(const attn::Params&, cudaStream_t);  // a pass over the rows, of the dtype
   Launch launch_ = nullptr;
-  attn::Elem elem_ = attn::Elem::f32;
+  RowsLaunch map_rows_ = nullptr, split_combine_ = nullptr;
   attn::Params params_{};
   int row_blocks_ = 1;
   std::string ceiling_;
-  BufferPtr part_o_, part_lse_;
+  BufferPtr part_o_, part_lse_, row_map_, row_count_;
 };
 
 }  // namespace attnbench::cuda

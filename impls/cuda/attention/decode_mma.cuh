@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   const uint32_t q_s = ptx::smem_addr(smem);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const SplitBlock<RM> blk(p);
+  const SplitBlock<RM, false> blk(p);
   const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
   const KeyRange keys = split_keys<TN>(blk.n_end, p.splits, split);
   const int c0 = keys.begin, c1 = keys.end, n_tiles = keys.tiles;  // this split's keys [c0, c1)

@@ -18,6 +18,10 @@
 // the value is the first v_head_dim elements of the latent key row, as FlashMLA reads it), the
 // DMAX 1024 kernel does not load a V tile at all: P·V reads the K tile.
 //
+// With head_sparse a CTA's rows are positions of its KV head's row map (kernel_common.cuh
+// task_row): Q rows are gathered through it, a CTA past the active rows exits at once, and O is
+// scaled by the row's gate as it is stored.
+//
 //   DMAX  ROWS  TX  BN (keys/tile)  keys/thread  O columns/thread  shared
 //   64    16    8   32              4            8                 21 KiB
 //   128   16    8   32              4            16                41 KiB
@@ -50,20 +54,6 @@ struct GeneralConfig {
   static_assert(kBN * DMAX % kThreads == 0, "general: tile loads must divide among the threads");
 };
 
-// The sum or max of a value over the TX lanes of a row.
-template <int TX>
-__device__ __forceinline__ float row_max(float v) {
-#pragma unroll
-  for (int off = 1; off < TX; off <<= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-template <int TX>
-__device__ __forceinline__ float row_sum(float v) {
-#pragma unroll
-  for (int off = 1; off < TX; off <<= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
-
 template <typename T, int DMAX>
 __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(const Params p) {
   using Cfg = GeneralConfig<DMAX>;
@@ -84,12 +74,13 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   // registers (sm_90, DMAX 512), and loading V from the same rows is as correct.
   const bool v_in_k = Cfg::kWide && p.v == p.k && VS == D;
   const float* pv_s = v_in_k ? k_s : v_s;
-  const SplitBlock<ROWS> blk(p);
+  const SplitBlock<ROWS, true> blk(p);
   const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
+  if (r0 >= R) return;  // head_sparse: past the KV head's active rows (the whole CTA, before any barrier)
   // The block's rows see [0, sinks) ∪ [n_begin, n_end): the splits share the window's keys from
   // the first row's window start (0 without a window), and split 0 also takes the sink tiles
   // below it, so the work counts only keys some row sees.
-  const int n_begin = window_begin(p.s, visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal));
+  const int n_begin = window_begin(p.s, visible_end(kv_len, p.s.q_len, task_row(p, b, g, r0) / G, p.s.causal));
   const int sink_keys =
       split == 0 ? min(n_begin, sink_end(p.s, window_begin(p.s, blk.n_end))) : 0;  // the last row has the most sinks
   const int sink_tiles = (sink_keys + BN - 1) / BN;
@@ -103,11 +94,11 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   const T* k_head = static_cast<const T*>(p.k) + head * D;
   const T* v_head = static_cast<const T*>(p.v) + head * VS;
 
-  // Q rows as f32 (zeros past R).
+  // Q rows as f32 (zeros past R), gathered through the row map with head_sparse.
   const T* q = static_cast<const T*>(p.q);
   for (int e = tid; e < ROWS * D; e += THREADS) {
     const int row = e / D, x = e - row * D, r = r0 + row;
-    q_s[row * STRIDE + x] = r < R ? to_f32(q[packed_row_index(p, b, g, r) * D + x]) : 0.0f;
+    q_s[row * STRIDE + x] = r < R ? to_f32(q[packed_row_index(p, b, g, task_row(p, b, g, r)) * D + x]) : 0.0f;
   }
 
   // Tile element u of this thread: key j0 + (u / kColGroups)·kRowsPass, column x0 + (u % kColGroups)·kColsPass,
@@ -135,13 +126,18 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   constexpr int REG = Cfg::kRegisterPrefetch ? LPT : 1;
   float k_reg[REG], v_reg[REG];
   const auto load_tile = [&](int tile) { tile_elems(tile_first(tile), tile_limit(tile), k_reg, v_reg, REG); };
+  // This thread's row: position row (positions past R take the last one's keys, never stored),
+  // and with head_sparse and one split its gate. Both are read before the first tile's loads are
+  // in flight: the gate read after them costs 70 registers at DMAX 512 (sm_90), the row 13 at 128.
+  const int row = r0 + ty, packed = task_row(p, b, g, min(row, R - 1)), row_pos = packed / G;
+  const float gate =
+      p.s.head_sparse && p.splits == 1 && row < R ? p.row_gates[packed_row_index(p, b, g, packed)] : 1.0f;
   if (Cfg::kRegisterPrefetch && n_tiles > 0) load_tile(0);
 
-  const int row = r0 + ty, row_pos = min(row, R - 1) / G;
   const int row_end = visible_end(kv_len, p.s.q_len, row_pos, p.s.causal);
   const int row_begin = window_begin(p.s, row_end), row_sinks = sink_end(p.s, row_begin);
   const bool modified = attention::modifies_logits(p.s);
-  const float slope = p.s.alibi ? p.alibi_slopes[g * G + min(row, R - 1) % G] : 0.0f;
+  const float slope = p.s.alibi ? p.alibi_slopes[g * G + packed % G] : 0.0f;
   const float query_pos = static_cast<float>(kv_len - p.s.q_len + row_pos), inv_scale = 1.0f / p.s.scale;
   float o[CPT];
 #pragma unroll
@@ -228,8 +224,10 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
 
   const float total = row_sum<TX>(l);
   if (row >= R) return;
-  const int64_t idx = packed_row_index(p, b, g, row);
-  const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+  const int64_t idx = packed_row_index(p, b, g, packed);
+  // head_sparse gates O as it is stored (gate / total: exactly 1 / total for gate 1); a split's
+  // partial stays ungated, split_combine gates the merged row.
+  const float inv = total > 0.0f ? gate / total : 0.0f;
   const int64_t rows_total = static_cast<int64_t>(p.s.batch) * p.s.q_heads * p.s.q_len;
   if (p.splits == 1) {
     T* out = static_cast<T*>(p.o) + idx * DV;

@@ -1,6 +1,6 @@
 // Device-side pieces shared by the attention kernels: element types, the causal rule, the packed
-// row mapping, swizzled shared-memory tiles and their cp.async loaders, and the online-softmax
-// bookkeeping in base 2.
+// row mapping (and head_sparse's task rows), swizzled shared-memory tiles and their cp.async
+// loaders, and the online-softmax bookkeeping in base 2.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -84,6 +84,15 @@ __device__ __forceinline__ int64_t packed_row_index(const Params& p, int b, int 
   const int i = r / p.s.group;
   const int h = g * p.s.group + (r - i * p.s.group);
   return (static_cast<int64_t>(b) * p.s.q_heads + h) * p.s.q_len + i;
+}
+
+// A KV head's task rows (attention_launch.h): positions pos < task_rows(), each packed row
+// task_row(pos) — every packed row in order, or with head_sparse its active ones from the row map.
+__device__ __forceinline__ int task_rows(const Params& p, int b, int g) {
+  return p.s.head_sparse ? p.row_count[b * p.s.kv_heads + g] : p.s.group * p.s.q_len;
+}
+__device__ __forceinline__ int task_row(const Params& p, int b, int g, int pos) {
+  return static_cast<int>(attention::packed_row(p.s, p.row_map, b, g, pos));
 }
 
 // --- swizzled tiles of 16-bit elements ----------------------------------------------------------
@@ -176,6 +185,20 @@ __device__ __forceinline__ float quad_max(float v) {
 __device__ __forceinline__ float quad_sum(float v) {
   v += __shfl_xor_sync(0xffffffffu, v, 1);
   return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+// The max or sum of a value over TX consecutive lanes (TX a power of two up to 32: a general
+// kernel's row, or a whole warp).
+template <int TX>
+__device__ __forceinline__ float row_max(float v) {
+#pragma unroll
+  for (int off = 1; off < TX; off <<= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+}
+template <int TX>
+__device__ __forceinline__ float row_sum(float v) {
+#pragma unroll
+  for (int off = 1; off < TX; off <<= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
 }
 
 // --- one warp's share of a tile: S = Q·Kᵀ, online softmax, O += P·V ---------------------------
@@ -305,9 +328,13 @@ __device__ __forceinline__ void warp_pv(float (&o)[MT][D / 8][4], const float (&
 }
 
 // --- split-KV ------------------------------------------------------------------------------------
-// The CTA of a split kernel (grid x = row block × split, y = KV head, z = batch) and the keys its
-// ROWS packed rows see: [0, n_end), n_end being the last row's (causal rows only grow).
-template <int ROWS>
+// The CTA of a split kernel (grid x = row block × split, y = KV head, z = batch): positions
+// [r0, r0 + ROWS) of the KV head's R rows and the keys they see: [0, n_end), n_end being the last
+// position's (causal rows only grow). With TASK_ROWS (the general kernel) they are task positions
+// (task_rows, task_row: packed rows ascend with them), and a block at or past R (head_sparse:
+// beyond its KV head's active rows) sees no key; without (decode_mma, which takes no head_sparse
+// and keeps its registers) they are the packed rows themselves.
+template <int ROWS, bool TASK_ROWS>
 struct SplitBlock {
   int split, b, g, R, r0, kv_len, n_end;
   __device__ __forceinline__ explicit SplitBlock(const Params& p) {
@@ -315,9 +342,13 @@ struct SplitBlock {
     r0 = static_cast<int>(blockIdx.x) / p.splits * ROWS;
     g = blockIdx.y;
     b = blockIdx.z;
-    R = p.s.group * p.s.q_len;
+    R = TASK_ROWS ? task_rows(p, b, g) : p.s.group * p.s.q_len;
     kv_len = p.kv_len[attention::kv_len_index(p.s, b, g)];
-    n_end = visible_end(kv_len, p.s.q_len, (min(r0 + ROWS, R) - 1) / p.s.group, p.s.causal);
+    const int last = min(r0 + ROWS, R) - 1;
+    if constexpr (TASK_ROWS)
+      n_end = r0 < R ? visible_end(kv_len, p.s.q_len, task_row(p, b, g, last) / p.s.group, p.s.causal) : 0;
+    else
+      n_end = visible_end(kv_len, p.s.q_len, last / p.s.group, p.s.causal);
   }
 };
 

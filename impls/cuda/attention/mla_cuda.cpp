@@ -18,21 +18,13 @@
 #include "attnbench/impl.h"
 #include "elem_of.h"
 #include "projection_launch.h"
+#include "projection_limits.h"
 #include "reference/attention/mla_common.h"
 
 namespace attnbench::cuda {
 namespace {
 
-// What one projection launch cannot address; empty when it can.
-std::string projection_limits(const char* stage, const projection::ProjectionParams& s) {
-  const int64_t rows_per_tile = s.m <= projection_kernel::kRowsSmall ? projection_kernel::kRowsSmall : projection_kernel::kRowsLarge;
-  if ((int64_t{s.m} + rows_per_tile - 1) / rows_per_tile > projection_kernel::kMaxRowTiles)
-    return cat(stage, ": ", s.m, " rows per problem exceed the projection grid (", projection_kernel::kMaxRowTiles, " tiles of ",
-               rows_per_tile, ")");
-  if (int64_t{s.outer} * s.inner > projection_kernel::kMaxProblems)
-    return cat(stage, ": ", int64_t{s.outer} * s.inner, " problems exceed the projection grid");
-  return {};
-}
+using projection_kernel::projection_limits;
 
 class CudaMla final : public Impl {
  public:

@@ -8,14 +8,18 @@
 // X (transposed, so a thread's rows are one shared row) and a 16 × 64 slice of W in shared memory
 // as f32; W's slice is read along whichever of its strides is 1 (coalesced for both layouts).
 // The CTAs of column tile 0 also copy their rows' pass-through tail. Rows past a sequence's
-// length (limit_rows) are neither read nor written.
+// length (limit_rows) are neither read nor written. Y's element type Y is the storage type, or f32
+// with y_f32 (moh's router logits, no tail): a template argument, so the stores of the storage
+// type keep their registers (a runtime choice costs 16 to 20 per thread).
+#include <type_traits>
+
 #include "kernel_common.cuh"
 #include "projection_launch.h"
 
 namespace attnbench::cuda::projection_kernel {
 namespace {
 
-template <typename T, int BM>
+template <typename T, typename Y, int BM>
 __global__ void __launch_bounds__(kThreads) project_kernel(const Args a) {
   constexpr int BN = kCols, BK = kDepth, TM = BM / 16, TN = BN / 16;
   static_assert(kThreads == 256 && BM % 16 == 0 && BN % 16 == 0, "projection: 16 × 16 threads");
@@ -29,7 +33,7 @@ __global__ void __launch_bounds__(kThreads) project_kernel(const Args a) {
   if (r0 >= rows) return;  // the whole CTA: nothing below runs for it
   const T* X = static_cast<const T*>(a.x) + o * s.x_outer + i * s.x_inner;
   const T* W = static_cast<const T*>(a.w) + i * s.w_inner;
-  T* Y = static_cast<T*>(a.y) + o * s.y_outer + i * s.y_inner;
+  Y* out = static_cast<Y*>(a.y) + o * s.y_outer + i * s.y_inner;
   const int tid = threadIdx.x, tr = tid / 16, tc = tid % 16;
 
   float acc[TM][TN];
@@ -74,20 +78,22 @@ __global__ void __launch_bounds__(kThreads) project_kernel(const Args a) {
 #pragma unroll
     for (int n = 0; n < TN; ++n) {
       const int gc = c0 + tc + 16 * n;
-      if (gc < s.n) Y[static_cast<int64_t>(gr) * s.y_row + gc] = attn::from_f32<T>(acc[m][n]);
+      if (gc < s.n) out[static_cast<int64_t>(gr) * s.y_row + gc] = attn::from_f32<Y>(acc[m][n]);
     }
   }
-  if (blockIdx.z != 0 || s.pass == 0) return;
-  const int tile_rows = static_cast<int>(rows - r0 < BM ? rows - r0 : BM);
-  for (int e = tid; e < tile_rows * s.pass; e += kThreads) {
-    const int r = e / s.pass, t = e % s.pass;
-    const int64_t gr = r0 + r;
-    Y[gr * s.y_row + s.n + t] = X[gr * s.x_row + s.k + t];  // copied, not rounded
+  if constexpr (std::is_same_v<T, Y>) {
+    if (blockIdx.z != 0 || s.pass == 0) return;
+    const int tile_rows = static_cast<int>(rows - r0 < BM ? rows - r0 : BM);
+    for (int e = tid; e < tile_rows * s.pass; e += kThreads) {
+      const int r = e / s.pass, t = e % s.pass;
+      const int64_t gr = r0 + r;
+      out[gr * s.y_row + s.n + t] = X[gr * s.x_row + s.k + t];  // copied, not rounded
+    }
   }
 }
 
-template <typename T>
-cudaError_t launch(const Args& a, cudaStream_t stream) {
+template <typename T, typename Y>
+cudaError_t launch_into(const Args& a, cudaStream_t stream) {
   const projection::ProjectionParams& s = a.s;
   const int64_t problems = int64_t{s.outer} * s.inner;
   if (problems == 0 || s.m == 0 || (s.n == 0 && s.pass == 0)) return cudaSuccess;
@@ -96,10 +102,15 @@ cudaError_t launch(const Args& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(problems), static_cast<unsigned>((s.m + bm - 1) / bm),
                   static_cast<unsigned>(s.n > 0 ? (s.n + kCols - 1) / kCols : 1));
   if (small)
-    project_kernel<T, kRowsSmall><<<grid, kThreads, 0, stream>>>(a);
+    project_kernel<T, Y, kRowsSmall><<<grid, kThreads, 0, stream>>>(a);
   else
-    project_kernel<T, kRowsLarge><<<grid, kThreads, 0, stream>>>(a);
+    project_kernel<T, Y, kRowsLarge><<<grid, kThreads, 0, stream>>>(a);
   return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch(const Args& a, cudaStream_t stream) {
+  return a.s.y_f32 ? launch_into<T, float>(a, stream) : launch_into<T, T>(a, stream);
 }
 
 }  // namespace

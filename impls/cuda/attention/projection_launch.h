@@ -1,4 +1,4 @@
-// The interface between the projection stage's host code (mla_cuda.cpp) and its kernel
+// The interface between the projection stage's host code (mla_cuda.cpp, moh_cuda.cpp) and its kernel
 // (projection.cu; semantics: reference/attention/projection_common.h). Light on purpose.
 #pragma once
 
@@ -16,7 +16,7 @@ struct Args {
   const void* x;          // X, Elem, addressed by s's x_* strides
   const void* w;          // W, Elem, [inner] matrices w_inner apart
   const int32_t* kv_len;  // [outer] with s.limit_rows, else unused (may be null)
-  void* y;                // Y, Elem, addressed by s's y_* strides
+  void* y;                // Y, Elem (f32 with s.y_f32), addressed by s's y_* strides
 };
 
 // The CTA tile: kRowsSmall or kRowsLarge rows (small when m ≤ kRowsSmall: decode's single query
