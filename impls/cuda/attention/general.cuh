@@ -128,7 +128,8 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   const auto load_tile = [&](int tile) { tile_elems(tile_first(tile), tile_limit(tile), k_reg, v_reg, REG); };
   // This thread's row: position row (positions past R take the last one's keys, never stored),
   // and with head_sparse and one split its gate. Both are read before the first tile's loads are
-  // in flight: the gate read after them costs 70 registers at DMAX 512 (sm_90), the row 13 at 128.
+  // in flight: read after them, the gate cost the DMAX 512 kernel 70 registers (sm_90) and the
+  // row map the DMAX 128 one 13.
   const int row = r0 + ty, packed = task_row(p, b, g, min(row, R - 1)), row_pos = packed / G;
   const float gate =
       p.s.head_sparse && p.splits == 1 && row < R ? p.row_gates[packed_row_index(p, b, g, packed)] : 1.0f;

@@ -8,9 +8,9 @@
 // X (transposed, so a thread's rows are one shared row) and a 16 × 64 slice of W in shared memory
 // as f32; W's slice is read along whichever of its strides is 1 (coalesced for both layouts).
 // The CTAs of column tile 0 also copy their rows' pass-through tail. Rows past a sequence's
-// length (limit_rows) are neither read nor written. Y's element type Y is the storage type, or f32
-// with y_f32 (moh's router logits, no tail): a template argument, so the stores of the storage
-// type keep their registers (a runtime choice costs 16 to 20 per thread).
+// length (limit_rows) are neither read nor written. Y's element type is the storage type, or f32
+// with y_f32 (moh's router logits; no tail then). It is a template argument: chosen at run time,
+// it cost the storage-type kernels 16 to 20 registers per thread.
 #include <type_traits>
 
 #include "kernel_common.cuh"
