@@ -197,10 +197,10 @@ class Moh final : public attention::AttentionSpec {
         double s_k = INFINITY;
         for (int64_t h = r.shared_heads; h < H; ++h)
           if (kept[h]) s_k = std::min(s_k, sc[h]);
-        // fp32 scores: ‖q‖ sums head_dim positive squares (relative error ≤ (head_dim/2 + 1)·ε
-        // after the root); a logit's error is bounded by d_model·(ε/2)·Σ|w·x|, relative to the
-        // threshold's magnitude. Both with a factor 2 of margin.
-        tie_c.set(t, r.learned ? 2.0 * (c.i64("d_model") / 2.0) * spread / std::max(std::fabs(s_k), 1e-30)
+        // tie_c = 2ρ/ε = ρ/u for ρ the relative error of an fp32 score (methodology.md "c_rel for
+        // moh"): ‖q‖ sums head_dim positive squares, ρ ≤ (head_dim/2 + 1)·u after the root, taken
+        // twice for margin; a logit's error is at most d_model·u·Σ|w·x|, relative to the threshold.
+        tie_c.set(t, r.learned ? static_cast<double>(c.i64("d_model")) * spread / std::max(std::fabs(s_k), 1e-30)
                                : 2.0 * (hd / 2.0 + 1.0));
         for (int64_t h = 0; h < r.shared_heads; ++h) sc[h] = INFINITY;
         for (int64_t h = 0, n = 0; h < H; ++h) {

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "../cuda_limits.h"
 #include "attnbench/registry.h"
 #include "mla_checks.h"
 #include "support.h"
@@ -19,15 +20,8 @@ TEST_CASE("mla passes on CUDA in both forms", "[cuda]") {
 
 TEST_CASE("cuda mla takes every checked case on an H200 and says why it refuses the rest", "[unit]") {
   if (!registry().find_backend("cuda")) return;  // not compiled in: nothing to ask
-  DeviceLimits h200;
-  h200.shared_mem_bytes = 227 * 1024;
-  h200.compute_units = 132;
-  const auto ask = [&](const std::string& id, const DeviceLimits& limits) {
-    const Case c = test::case_from_id(id);
-    const auto impls = registry().impls(c.method_name(), "cuda");
-    REQUIRE(impls.size() == 1);
-    return impls.front()->make()->supports(c, limits);
-  };
+  const DeviceLimits h200 = test::h200_cuda_limits(), sm86 = test::sm86_cuda_limits();
+  const auto ask = test::cuda_supports;
   for (const std::string& id : test::kMlaCases) {
     CAPTURE(id);
     const Support s = ask(id, h200);
@@ -35,8 +29,6 @@ TEST_CASE("cuda mla takes every checked case on an H200 and says why it refuses 
     CHECK(s.ok);
   }
   // The absorbed step's 1024-wide tiles take 161 KiB of shared memory: more than an sm_86 block may have.
-  DeviceLimits sm86 = h200;
-  sm86.shared_mem_bytes = 99 * 1024;
   const Support small = ask("mla/decode/batch=2,heads=16,kv_len=1000,form=absorbed/bf16/s1", sm86);
   CHECK_FALSE(small.ok);
   CHECK(small.reason.find("the attention step: needs 164544 bytes of shared memory") != std::string::npos);

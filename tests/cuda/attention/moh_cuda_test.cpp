@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "../cuda_limits.h"
 #include "attnbench/registry.h"
 #include "moh_checks.h"
 #include "support.h"
@@ -24,15 +25,8 @@ TEST_CASE("moh on CUDA with every head running is gqa, bit for bit", "[cuda]") {
 
 TEST_CASE("cuda moh takes every checked case on an H200 and says why it refuses the rest", "[unit]") {
   if (!registry().find_backend("cuda")) return;  // not compiled in: nothing to ask
-  DeviceLimits h200;
-  h200.shared_mem_bytes = 227 * 1024;
-  h200.compute_units = 132;
-  const auto ask = [&](const std::string& id, const DeviceLimits& limits) {
-    const Case c = test::case_from_id(id);
-    const auto impls = registry().impls(c.method_name(), "cuda");
-    REQUIRE(impls.size() == 1);
-    return impls.front()->make()->supports(c, limits);
-  };
+  const DeviceLimits h200 = test::h200_cuda_limits(), sm86 = test::sm86_cuda_limits();
+  const auto ask = test::cuda_supports;
   for (const std::string& id : test::kMohCases) {
     CAPTURE(id);
     const Support s = ask(id, h200);
@@ -41,8 +35,6 @@ TEST_CASE("cuda moh takes every checked case on an H200 and says why it refuses 
   }
   // head_dim 1024 takes the general kernel's widest tiles, 161 KiB of shared memory: more than an
   // sm_86 block may have.
-  DeviceLimits sm86 = h200;
-  sm86.shared_mem_bytes = 99 * 1024;
   const Support wide = ask("moh/decode/batch=1,q_heads=8,kv_heads=2,head_dim=1024,kv_len=100,shared_heads=2,routed_k=2/bf16/s1", sm86);
   CHECK_FALSE(wide.ok);
   CHECK(wide.reason.find("the attention step: needs 164544 bytes of shared memory") != std::string::npos);
