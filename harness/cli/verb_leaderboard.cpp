@@ -1,4 +1,5 @@
 // leaderboard: results files in, leaderboard.md and leaderboard.html out (attnbench/leaderboard.h).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <tuple>
@@ -17,10 +18,13 @@ int verb_leaderboard(const std::vector<std::string>& argv) {
   const std::vector<FlagSpec> flags = {{"help", false, false, "this text"},
                                        {"out", true, false, "directory for leaderboard.md and leaderboard.html (default .)"},
                                        {"reference", true, false,
-                                        "backend the side-by-side view's ratios are against (default: its first column)"}};
+                                        "backend the side-by-side view's ratios are against (default: its first column)"},
+                                       {"coverage", true, false,
+                                        "comma-separated results files of edge-case suites (suites/ci.json): their rows join "
+                                        "the support matrix and the side-by-side view, not the ranked tables and plots"}};
   const Args args(flags, argv);
   if (args.has("help")) {
-    std::printf("usage: attnbench leaderboard RESULTS.json... [--out DIR]\n\n"
+    std::printf("usage: attnbench leaderboard RESULTS.json... [--coverage A.json,B.json] [--reference BACKEND] [--out DIR]\n\n"
                 "One row per method (and phase) on each backend, variant and device, at its headline case:\n"
                 "latency, throughput and %% of the in-run peak, memory, equivalence, the method's quality\n"
                 "figures, and the speedup over its baseline or companions on the same backend; then every\n"
@@ -29,21 +33,39 @@ int verb_leaderboard(const std::vector<std::string>& argv) {
                 flags_help(flags).c_str());
     return 0;
   }
-  if (args.positional().empty()) throw InputError("leaderboard needs results files: attnbench leaderboard A.json [B.json ...]");
+  std::vector<std::string> paths = args.positional(), coverage;
+  if (args.has("coverage")) {
+    const std::string list = args.get("coverage");
+    for (size_t at = 0; at <= list.size();) {
+      const size_t comma = std::min(list.find(',', at), list.size());
+      if (comma == at) throw InputError(cat("--coverage ", list, ": an empty file name in the list"));
+      coverage.push_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
+    for (const auto& c : coverage)
+      if (std::find(paths.begin(), paths.end(), c) == paths.end()) paths.push_back(c);
+  }
+  if (paths.size() == coverage.size() && !coverage.empty())
+    throw InputError("leaderboard: every file is --coverage; give at least one results file to rank");
+  if (paths.empty()) throw InputError("leaderboard needs results files: attnbench leaderboard A.json [B.json ...]");
   std::string command = "attnbench leaderboard";
   for (const auto& p : args.positional()) command += " " + p;
+  if (args.has("coverage")) command += " --coverage " + args.get("coverage");
   if (args.has("reference")) command += " --reference " + args.get("reference");
   // The reader checks every field compare and merge use; a field only the leaderboard reads may
   // still have the wrong type (a hand-edited file): that is the file's fault, named, exit 2.
-  const auto render = [&](const std::vector<std::string>& paths) {
-    const Leaderboard lb = build_leaderboard(paths, command, {args.get("reference")});
+  const auto render = [&](const std::vector<std::string>& files) {
+    std::vector<std::string> among;
+    for (const auto& c : coverage)
+      if (std::find(files.begin(), files.end(), c) != files.end()) among.push_back(c);
+    const Leaderboard lb = build_leaderboard(files, command, {args.get("reference"), among});
     return std::make_tuple(lb, leaderboard_markdown(lb), leaderboard_html(lb));
   };
   std::tuple<Leaderboard, std::string, std::string> pages;
   try {
-    pages = render(args.positional());
+    pages = render(paths);
   } catch (const Json::exception& e) {
-    for (const auto& p : args.positional()) {
+    for (const auto& p : paths) {
       try {
         render({p});
       } catch (const Json::exception& one) {

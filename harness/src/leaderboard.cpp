@@ -275,15 +275,17 @@ void build_matrix(Leaderboard& lb, const std::vector<Rec>& recs) {
   m.methods = methods.keys;
   m.columns = columns.keys;
   for (const auto& c : m.columns) m.column_help.push_back(help[c]);
-  // Worst first: what colours a cell (unsupported and skipped only when nothing ran).
+  // Worst first: what colours a cell (unsupported and skipped only when nothing ran). A noisy pass
+  // is a pass whose time is not to be trusted, not a failure: it colours as a pass.
   const std::vector<std::string> severity = {status_name(Status::crashed), status_name(Status::timeout),
                                              status_name(Status::error),   status_name(Status::fail),
-                                             "noisy",                      status_name(Status::pass),
+                                             status_name(Status::pass),    "noisy",
                                              status_name(Status::unsupported), status_name(Status::skipped)};
   for (const Rec& r : recs) {
     const std::string st = shown_status(r);
     LbMatrixCell& cell = m.cells[{methods.rank(r.method_label()), columns.rank(cat("[", r.src + 1, "] ", r.row.backend))}];
     cell.counts[st]++;
+    if (st == "noisy") cell.noisy_cv = std::max(cell.noisy_cv, r.row.timing->cv);
     if (!r.passed() && !r.row.reason.empty() && cell.reasons.size() < 4 &&
         std::find(cell.reasons.begin(), cell.reasons.end(), r.row.reason) == cell.reasons.end())
       cell.reasons.push_back(r.row.reason);
@@ -291,7 +293,7 @@ void build_matrix(Leaderboard& lb, const std::vector<Rec>& recs) {
   for (auto& [k, cell] : m.cells)
     for (const auto& s : severity)
       if (cell.counts.count(s)) {
-        cell.worst = s;
+        cell.worst = s == "noisy" ? status_name(Status::pass) : s;
         break;
       }
 }
@@ -346,36 +348,49 @@ void build_latency_plots(Leaderboard& lb, const std::vector<Rec>& recs) {
   }
 }
 
-// The KV family's quality figures (reference/kvcomp/compacted_cache.h), plotted wherever records carry them.
-constexpr const char* kKvBytesKey = "kv_bytes_kept";
-const std::vector<std::string> kFidelityKeys = {"attn_recall", "out_rel_l2"};
-
-void build_fidelity(Leaderboard& lb, const std::vector<Rec>& recs) {
-  std::set<std::pair<std::string, std::string>> seen;
-  std::set<std::string> figures;
-  for (const Rec& r : recs) {
-    if (!r.passed() || !r.row.quality) continue;
-    const Json& q = *r.row.quality;
-    if (!q.contains(kKvBytesKey) || !q[kKvBytesKey].is_number()) continue;
-    if (!seen.insert({r.row.method, r.row.case_id}).second) continue;
-    LbFidelityPoint p{r.row.method, r.row.case_id, q[kKvBytesKey].get<double>(), {}};
-    for (const auto& k : kFidelityKeys)
-      if (q.contains(k) && q[k].is_number()) {
-        p.figures[k] = q[k].get<double>();
-        figures.insert(k);
-      }
-    if (!p.figures.empty()) lb.fidelity.push_back(std::move(p));
-  }
-  for (const auto& k : kFidelityKeys)
-    if (figures.count(k)) lb.fidelity_figures.push_back(k);
-}
-
 // Compression points (leaderboard.h): the KV family's quality figures, read by name only.
 constexpr const char* kPointKey = "compression_point";
 
 std::optional<double> quality_number(const Rec& r, const char* key) {
   if (!r.row.quality || !r.row.quality->contains(key) || !(*r.row.quality)[key].is_number()) return std::nullopt;
   return (*r.row.quality)[key].get<double>();
+}
+
+// The KV family's quality figures (reference/kvcomp/compacted_cache.h), plotted wherever records carry them.
+constexpr const char* kKvBytesKey = "kv_bytes_kept";
+const std::vector<std::string> kFidelityKeys = {"attn_recall", "out_rel_l2"};
+
+void build_fidelity(Leaderboard& lb, const std::vector<Rec>& recs) {
+  // (figure, full-cache bytes, dtype) -> points; a case once, whichever backend ran it.
+  using Key = std::tuple<size_t, double, std::string>;
+  std::map<Key, LbFidelityFigure> figures;
+  std::map<Key, double> kv_len;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const Rec& r : recs) {
+    if (!r.passed() || !r.row.quality) continue;
+    const Json& q = *r.row.quality;
+    if (!q.contains(kKvBytesKey) || !q[kKvBytesKey].is_number()) continue;
+    if (!seen.insert({r.row.method, r.row.case_id}).second) continue;
+    const double full = quality_number(r, "kv_bytes_full").value_or(0.0);
+    const std::string dtype(dtype_name(r.row.dtype));
+    for (size_t k = 0; k < kFidelityKeys.size(); ++k) {
+      if (!q.contains(kFidelityKeys[k]) || !q[kFidelityKeys[k]].is_number()) continue;
+      // Largest cache first: the model-sized cases lead.
+      const Key key{k, -full, dtype};
+      LbFidelityFigure& f = figures[key];
+      f.figure = kFidelityKeys[k];
+      f.points.push_back({r.row.method, r.row.case_id, q[kKvBytesKey].get<double>(), {{f.figure, q[f.figure].get<double>()}}});
+      if (r.row.params.contains("kv_len") && r.row.params.at("kv_len").is_number())
+        kv_len[key] = r.row.params.at("kv_len").get<double>();
+    }
+  }
+  for (auto& [key, f] : figures) {
+    const double full = -std::get<1>(key);
+    f.subtitle = full > 0 ? cat("full cache ", fmt_bytes(full)) : std::string("full cache not reported");
+    if (kv_len.count(key)) f.subtitle += cat(" (kv_len ", fmt_sig(kv_len.at(key), 12), ")");
+    f.subtitle += cat(", ", std::get<2>(key), "; held-out queries");
+    lb.fidelity.push_back(std::move(f));
+  }
 }
 
 // "8×, kvpress compression_ratio 0.875".
@@ -527,19 +542,27 @@ Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<s
   ATTNBENCH_ASSERT(docs.size() == paths.size(), "one path per results document");
   Leaderboard lb;
   lb.command_line = command_line;
-  std::vector<Rec> recs;
+  std::vector<Rec> all;
+  for (const auto& c : options.coverage)
+    if (std::find(paths.begin(), paths.end(), c) == paths.end())
+      throw InputError(cat("leaderboard: the coverage file ", c, " is not among the results files"));
   for (size_t i = 0; i < docs.size(); ++i) {
-    lb.sources.push_back({paths[i], docs[i]["context"]});
+    const bool coverage = std::find(options.coverage.begin(), options.coverage.end(), paths[i]) != options.coverage.end();
+    lb.sources.push_back({paths[i], docs[i]["context"], coverage});
     for (const auto& row : docs[i]["benchmarks"]) {
       // The row standing for its case carries the whole record; the others only point at it.
       try {
-        if (std::optional<Row> rec = full_record(row)) recs.push_back({i, std::move(*rec)});
+        if (std::optional<Row> rec = full_record(row)) all.push_back({i, std::move(*rec)});
       } catch (const InputError& e) {
         throw InputError(cat(paths[i], ": ", e.what()));
       }
     }
   }
-  const bool several = docs.size() > 1;
+  // The ranked tables, compression points and plots read the ranked files' records only.
+  std::vector<Rec> recs;
+  for (const Rec& r : all)
+    if (!lb.sources[r.src].coverage) recs.push_back(r);
+  const bool several = std::count_if(lb.sources.begin(), lb.sources.end(), [](const LbSource& s) { return !s.coverage; }) > 1;
 
   // Sections: family, then device, then dtype, each in first-seen order.
   FirstSeen families, devices, dtypes, methods;
@@ -570,11 +593,11 @@ Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<s
     fill_section(sec, rows, recs, lb.sources, several);
     lb.sections.push_back(std::move(sec));
   }
-  build_matrix(lb, recs);
+  build_matrix(lb, all);
   build_latency_plots(lb, recs);
   build_fidelity(lb, recs);
   build_compression_points(lb, recs, several);
-  build_across(lb, recs, options.reference_backend);
+  build_across(lb, all, options.reference_backend);
   return lb;
 }
 

@@ -84,6 +84,7 @@ std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& 
   if (c.contains("timing") && verb == "run")
     how += cat(", ", c["timing"].value("repetitions", 0), " repetitions of ≥ ", c["timing"].value("min_time_s", 0.0), " s");
   out.push_back({"suite", how});
+  if (s.coverage) out.push_back({"role", "coverage: its rows are in the support matrix and the side-by-side view, not ranked or plotted"});
   const Json backends = c.value("backends", Json::object());  // a named copy: items() must not outlive it
   for (const auto& [name, b] : backends.items()) {
     std::string text;
@@ -108,8 +109,10 @@ std::vector<std::pair<std::string, std::string>> source_summary(const LbSource& 
 std::string matrix_cell_text(const LbMatrixCell& c) {
   std::string s;
   for (const auto& status : shown_statuses())
-    if (auto it = c.counts.find(status); it != c.counts.end())
+    if (auto it = c.counts.find(status); it != c.counts.end()) {
       s += (s.empty() ? "" : ", ") + std::to_string(it->second) + " " + status;
+      if (status == "noisy") s += cat(" (cv up to ", fmt_sig(100 * c.noisy_cv), "%)");
+    }
   return s.empty() ? "—" : s;
 }
 
@@ -159,9 +162,10 @@ LbCell value_cell(const std::string& key, const Json& v) {
 
 LbCell status_cell(const Rec& r) {
   const std::string st = shown_status(r);
-  LbCell c{st == "noisy" ? "pass (noisy)" : st, std::nullopt, st, r.row.reason};
-  if (st == "noisy") c.title = cat("cv ", fmt_sig(100 * r.row.timing->cv), "% above the noisy target");
-  return c;
+  if (st != "noisy") return {st, std::nullopt, st, r.row.reason};
+  const std::string cv = fmt_sig(100 * r.row.timing->cv);
+  return {cat("pass (noisy, cv ", cv, "%)"), std::nullopt, st,
+          cat("passed; its time is not to be trusted: cv ", cv, "% is above the run's noisy target")};
 }
 
 LbCell latency_cell(const Rec& r) {

@@ -19,7 +19,7 @@ table.lb th{background:#f2f2f2;cursor:pointer;white-space:nowrap;user-select:non
 table.lb th[data-sorted=asc]::after{content:" \25B2"}table.lb th[data-sorted=desc]::after{content:" \25BC"}
 table.lb td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .scroll{overflow-x:auto;max-width:100%}
-.st-pass{background:#dff3df}.st-noisy{background:#fff1c4}.st-fail,.st-error,.st-crashed,.st-timeout{background:#f9d0d0}
+.st-pass{background:#dff3df}.st-noisy{background:#dff3df;font-style:italic}.st-fail,.st-error,.st-crashed,.st-timeout{background:#f9d0d0}
 .st-unsupported{background:#e6e6e6;color:#555}.st-skipped{background:#f3f3f3;color:#777}.st-none{color:#aaa}
 table.runs td:first-child{white-space:nowrap;font-weight:600}
 #controls{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #eee;z-index:1}
@@ -224,10 +224,11 @@ std::string leaderboard_html(const Leaderboard& lb) {
   for (const auto& p : lb.latency_plots) o << latency_plot_svg(p);
   if (lb.latency_plots.empty()) o << "<p>No method was timed at two kv lengths.</p>";
   o << "</div>\n<h2>Fidelity against KV bytes</h2><div class=\"plots\" id=\"fidelity-plots\">";
-  for (const auto& f : lb.fidelity_figures) o << fidelity_plot_svg(lb.fidelity, f);
-  if (lb.fidelity_figures.empty()) o << "<p>No record carries KV bytes and a fidelity figure.</p>";
+  for (const auto& f : lb.fidelity) o << fidelity_plot_svg(f);
+  if (lb.fidelity.empty()) o << "<p>No record carries KV bytes and a fidelity figure.</p>";
   o << "</div>\n<h2>Support matrix</h2><p>Rows of each method on each backend, by status; a cell is coloured by its "
-       "worst status (unsupported and skipped only when nothing ran). Hover for reasons.</p><div id=\"matrix\">"
+       "worst status (unsupported and skipped only when nothing ran); a noisy pass is a pass, counted apart with its "
+       "largest cv. Hover for reasons.</p><div id=\"matrix\">"
     << support_matrix_html(lb.matrix) << "</div>\n";
   o << "<script>" << kJs << "</script>\n</body></html>\n";
   return o.str();

@@ -127,8 +127,8 @@ std::string legend_entry(size_t i, const std::string& name) {
 }  // namespace
 
 std::string latency_plot_svg(const LbLatencyPlot& plot) {
-  return line_plot_svg({"latency", plot.title + ": median latency against kv_len", plot.subtitle, "kv_len", "median µs (log)",
-                        "kv_len", false, true, "us", plot.series});
+  return line_plot_svg({"latency", plot.title + ": median latency against kv_len", plot.subtitle, "kv_len (log)",
+                        "median µs (log)", "kv_len", true, true, "us", plot.series});
 }
 
 std::string line_plot_svg(const LbLinePlot& plot) {
@@ -157,25 +157,23 @@ std::string line_plot_svg(const LbLinePlot& plot) {
   return o.str();
 }
 
-std::string fidelity_plot_svg(const std::vector<LbFidelityPoint>& points, const std::string& figure) {
+std::string fidelity_plot_svg(const LbFidelityFigure& f) {
   std::vector<double> xs, ys;
   std::vector<std::string> methods;
-  for (const auto& p : points) {
-    if (!p.figures.count(figure)) continue;
+  for (const auto& p : f.points) {
     xs.push_back(p.kv_bytes);
-    ys.push_back(p.figures.at(figure));
+    ys.push_back(p.figures.at(f.figure));
     if (std::find(methods.begin(), methods.end(), p.method) == methods.end()) methods.push_back(p.method);
   }
   const Axis x = axis_of(xs, true, false), y = axis_of(ys, false, true);
   std::ostringstream o;
-  o << frame("fidelity", figure + " against KV bytes kept", "held-out queries, every case of every method that reports both", x,
-             y, "KV bytes kept (log)", figure, "bytes");
-  for (const auto& p : points) {
-    if (!p.figures.count(figure)) continue;
+  o << frame("fidelity", f.figure + " against KV bytes kept", f.subtitle, x, y, "KV bytes kept (log)", f.figure, "bytes");
+  for (const auto& p : f.points) {
+    const double v = p.figures.at(f.figure);
     const size_t m = std::find(methods.begin(), methods.end(), p.method) - methods.begin();
-    o << "<circle class=\"pt\" cx=\"" << x.map(p.kv_bytes, L, W - R) << "\" cy=\"" << y.map(p.figures.at(figure), H - B, T)
-      << "\" r=\"4\" fill=\"" << colour(m) << "\" fill-opacity=\"0.8\"><title>" << html_escape(p.case_id) << ": " << figure
-      << "=" << lb::fmt_sig(p.figures.at(figure), 4) << ", " << html_escape(lb::fmt_bytes(p.kv_bytes)) << "</title></circle>";
+    o << "<circle class=\"pt\" cx=\"" << x.map(p.kv_bytes, L, W - R) << "\" cy=\"" << y.map(v, H - B, T) << "\" r=\"4\" fill=\""
+      << colour(m) << "\" fill-opacity=\"0.8\"><title>" << html_escape(p.case_id) << ": " << f.figure << "=" << lb::fmt_sig(v, 4)
+      << ", " << html_escape(lb::fmt_bytes(p.kv_bytes)) << "</title></circle>";
   }
   for (size_t i = 0; i < methods.size(); ++i) o << legend_entry(i, methods[i]);
   o << "</svg>";

@@ -105,7 +105,7 @@ TEST_CASE("leaderboard: headline cases, statuses, quality keys and related joins
   CHECK(cell(*b, 0, "q.kv_bytes_kept") == "4 KiB");
   CHECK(cell(*b, 0, "rel.x_small") == "10 µs");
   CHECK(cell(*b, 0, "speedup") == "8× x_small vs x_full");
-  CHECK(cell(*b, 1, "status") == "pass (noisy)");
+  CHECK(cell(*b, 1, "status") == "pass (noisy, cv 20%)");
   CHECK(cell(*b, 2, "status") == "unsupported");
   CHECK(cell(*b, 2, "latency") == "—");
   CHECK(cell(*b, 3, "status") == "crashed");
@@ -117,8 +117,13 @@ TEST_CASE("leaderboard: headline cases, statuses, quality keys and related joins
   const auto& m = lb.matrix;
   const size_t kappa = std::find(m.methods.begin(), m.methods.end(), "kappa") - m.methods.begin();
   CHECK(m.cells.at({kappa, 0}).worst == "fail");
-  CHECK(lb.fidelity.size() == 1);
-  CHECK(lb.fidelity_figures == std::vector<std::string>{"attn_recall"});
+  // A noisy pass is counted apart with its cv, and colours its cell as a pass, not a warning.
+  const size_t eta = std::find(m.methods.begin(), m.methods.end(), "eta") - m.methods.begin();
+  CHECK(m.cells.at({eta, 0}).worst == "pass");
+  CHECK(lb::matrix_cell_text(m.cells.at({eta, 0})) == "1 noisy (cv up to 20%)");
+  REQUIRE(lb.fidelity.size() == 1);
+  CHECK(lb.fidelity[0].figure == "attn_recall");
+  CHECK(lb.fidelity[0].points.size() == 1);
 
   const std::string md = leaderboard_markdown(lb);
   CHECK_THAT(md, Catch::Contains("| novel\\_figure |") && Catch::Contains("because crashed") &&
@@ -145,7 +150,61 @@ TEST_CASE("leaderboard: a latency plot per method timed at several kv lengths of
   CHECK(lb.latency_plots[0].subtitle == "batch=2, f16");
   REQUIRE(lb.latency_plots[0].series.size() == 1);
   CHECK(lb.latency_plots[0].series[0].points.size() == 3);
-  CHECK_THAT(latency_plot_svg(lb.latency_plots[0]), Catch::Contains("data-kind=\"latency\""));
+  CHECK_THAT(latency_plot_svg(lb.latency_plots[0]), Catch::Contains("data-kind=\"latency\"") && Catch::Contains("kv_len (log)"));
+}
+
+TEST_CASE("leaderboard: a coverage file's rows are in the support matrix and side by side, never ranked or plotted", "[unit]") {
+  // ranked.json: model-sized sweeps on zeta. edges.json: a CI-sized sweep of the same method on zeta
+  // and on omega. Only ranked.json draws tables and latency plots; the matrix and the
+  // side-by-side view hold both.
+  std::vector<Json> big, tiny;
+  for (int kv : {1024, 32768}) {
+    Json r = record("alpha", "famA", "alpha/kv" + std::to_string(kv), "pass", kv * 1e-8, kv * 1e3);
+    r["params"] = {{"kv_len", kv}};
+    big.push_back(r);
+  }
+  for (int kv : {1, 20}) {
+    Json r = record("alpha", "famA", "alpha/kv" + std::to_string(kv), "pass", 1e-6, kv * 1e3);
+    r["params"] = {{"kv_len", kv}};
+    tiny.push_back(r);
+    r["backend"] = "omega";
+    r["device"] = "Omega 1";
+    r["timing"]["median_s"] = 2e-6;
+    tiny.push_back(r);
+  }
+  Json edges = doc_of(tiny);
+  edges["context"]["backends"]["omega"] = {{"available", true}, {"device", "Omega 1"}};
+  const Leaderboard lb = build_leaderboard({doc_of(big), edges}, {"ranked.json", "edges.json"}, "test",
+                                           {"", {"edges.json"}});
+  REQUIRE(lb.sections.size() == 1);
+  CHECK(lb.sections[0].rows.size() == 1);  // alpha on zeta from ranked.json
+  CHECK(lb.sections[0].cases[0].second == "alpha/kv32768");
+  REQUIRE(lb.latency_plots.size() == 1);
+  REQUIRE(lb.latency_plots[0].series.size() == 1);
+  CHECK(lb.latency_plots[0].series[0].points.front().first == 1024);
+  CHECK(lb.matrix.columns.size() == 3);  // [1] zeta, [2] zeta, [2] omega
+  REQUIRE(lb.across.columns.size() == 2);
+  CHECK(lb.sources[1].coverage);
+  CHECK_THAT(leaderboard_markdown(lb), Catch::Contains("coverage: its rows are in the support matrix"));
+  CHECK_THROWS_WITH(build_leaderboard({doc_of(big)}, {"ranked.json"}, "test", {"", {"other.json"}}),
+                    Catch::Contains("other.json is not among the results files"));
+}
+
+TEST_CASE("leaderboard: one fidelity figure per full cache, the largest first", "[unit]") {
+  std::vector<Json> recs;
+  for (int kv : {1000, 8000})
+    for (double point : {2.0, 8.0}) {
+      Json r = record("kappa", "famK", "kappa/" + std::to_string(kv) + "/" + std::to_string(point), "pass", 1e-3, 1e6);
+      r["params"] = {{"kv_len", kv}, {"budget", kv / point}};
+      r["quality"] = {{"kv_bytes_full", kv * 1024.0}, {"kv_bytes_kept", kv * 1024.0 / point}, {"attn_recall", 1 / point}};
+      recs.push_back(r);
+    }
+  const Leaderboard lb = build_leaderboard({doc_of(recs)}, {"r.json"}, "test");
+  REQUIRE(lb.fidelity.size() == 2);
+  CHECK(lb.fidelity[0].subtitle == "full cache 7.81 MiB (kv_len 8000), f16; held-out queries");
+  CHECK(lb.fidelity[0].points.size() == 2);
+  CHECK(lb.fidelity[1].subtitle == "full cache 1000 KiB (kv_len 1000), f16; held-out queries");
+  CHECK_THAT(fidelity_plot_svg(lb.fidelity[1]), Catch::Contains("data-kind=\"fidelity\"") && Catch::Contains("kv_len 1000"));
 }
 
 TEST_CASE("leaderboard: methods ranked by fidelity at each compression point, with its two plots", "[unit]") {

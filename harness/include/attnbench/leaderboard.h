@@ -18,7 +18,12 @@
 //     companion role `<x>_full` is the reference of every other companion `<x>_<y>` → time of
 //     `<x>_full` over time of `<x>_<y>` (SnapKV's compressed decode over the full-cache decode).
 //   * Statuses are shown as such (pass, fail, error, crashed, timeout, unsupported, skipped), and a
-//     timed row whose cv exceeded the target reads `pass (noisy)`.
+//     timed row whose cv exceeded the target reads `pass (noisy, cv N%)`: a pass whose time is not
+//     to be trusted, coloured as a pass (it is not a failure), with its cv beside it.
+//   * Coverage files (LeaderboardOptions::coverage, `--coverage`): a suite of edge cases sized for
+//     CI (suites/ci.json) proves support, not speed. Its rows join the support matrix and the
+//     side-by-side view only; the ranked tables, compression points and plots come from the other
+//     files (model-sized suites), so a kv_len of 20 never draws a latency curve.
 //   * Compression points: records whose quality names a `compression_point` (the KV family's
 //     nominal kv_len / budget, kvpress's 1 / (1 − compression_ratio)) are also ranked per point:
 //     one table per (file, device, dtype, full-cache bytes, point) where two methods or more met,
@@ -35,10 +40,12 @@
 //     method (a bar plot, one bar per column).
 //   * Plots (HTML): median latency against the `kv_len` parameter per backend/variant for every
 //     method and phase timed at ≥ 2 kv lengths (the series of cases that differ only in kv_len
-//     with the most points); fidelity (quality `attn_recall`, `out_rel_l2`) against quality
-//     `kv_bytes_kept` (the KV family's quality figures, reference/kvcomp/compacted_cache.h) for
-//     every method whose records carry them; and a method × backend support matrix coloured by
-//     status.
+//     with the most points), both axes logarithmic since sweeps double kv_len; fidelity (quality
+//     `attn_recall`, `out_rel_l2`) against quality `kv_bytes_kept` (the KV family's quality
+//     figures, reference/kvcomp/compacted_cache.h), one figure per full cache (`kv_bytes_full`
+//     and dtype: cases of one shape, never every shape scattered together); and a method ×
+//     backend support matrix coloured by its worst status, noisy passes counted apart (with
+//     their largest cv) but coloured as passes.
 #pragma once
 
 #include <map>
@@ -76,12 +83,14 @@ struct LbSection {
 struct LbSource {
   std::string path;
   Json context;
+  bool coverage = false;  // rows feed the support matrix and side-by-side view only (rule above)
 };
 
 // A support-matrix cell: how many rows of a method on one backend column had each status.
 struct LbMatrixCell {
   std::map<std::string, int> counts;  // status (noisy counted apart from pass) -> rows
-  std::string worst;                  // the status that colours the cell
+  std::string worst;                  // the status that colours the cell; a noisy pass colours as pass
+  double noisy_cv = 0;                // the largest cv of its noisy passes (a fraction)
   std::vector<std::string> reasons;   // a few distinct reasons of rows that did not pass
 };
 
@@ -120,6 +129,13 @@ struct LbFidelityPoint {
   std::map<std::string, double> figures;  // attn_recall, out_rel_l2 (those present)
 };
 
+// One fidelity figure: a quality key against KV bytes kept, for the cases of one full cache.
+struct LbFidelityFigure {
+  std::string figure;                   // attn_recall
+  std::string subtitle;                 // "full cache 128 MiB (kv_len 32768), bf16"
+  std::vector<LbFidelityPoint> points;  // each with that figure
+};
+
 // Backends side by side (the rule above). Ratios are the reference column's median over each
 // column's, for the cases where both passed and were timed.
 struct LbAcrossMethod {
@@ -143,8 +159,7 @@ struct Leaderboard {
   std::vector<LbSection> sections;       // family, then device, then dtype
   LbMatrix matrix;
   std::vector<LbLatencyPlot> latency_plots;
-  std::vector<LbFidelityPoint> fidelity;
-  std::vector<std::string> fidelity_figures;  // the quality keys plotted against KV bytes
+  std::vector<LbFidelityFigure> fidelity;  // per quality key, then per full cache (largest first)
   std::vector<LbSection> compression_points;  // ranked tables, one per compression point
   std::vector<LbLinePlot> compression_plots;  // fidelity against the point; time against kv_len
   LbAcross across;                        // backends side by side
@@ -153,6 +168,7 @@ struct Leaderboard {
 
 struct LeaderboardOptions {
   std::string reference_backend;  // the side-by-side view's reference ("" for its first column)
+  std::vector<std::string> coverage;  // paths (among those given) whose rows are coverage only
 };
 
 // Reads the results files (read_results_file: InputError for anything else) and builds the model.
@@ -181,7 +197,7 @@ const std::vector<std::string>& shown_statuses();
 // HTML pieces (leaderboard_plots.cpp): the plots as inline SVG, and text escaping.
 std::string html_escape(const std::string& s);
 std::string latency_plot_svg(const LbLatencyPlot& plot);
-std::string fidelity_plot_svg(const std::vector<LbFidelityPoint>& points, const std::string& figure);
+std::string fidelity_plot_svg(const LbFidelityFigure& figure);
 std::string line_plot_svg(const LbLinePlot& plot);
 std::string support_matrix_html(const LbMatrix& m);
 std::string across_plot_svg(const LbAcross& a);  // speedup over the reference per method, a bar per column

@@ -110,6 +110,8 @@ TEST_CASE("bad input exits 2 with one line naming the problem", "[unit]") {
       {"run --rerun " + bad_version, "context.schema_version: \"1\" is not an integer"},
       {"compare " + null_time + " " + null_time, "benchmarks[0].real_time: null is not a time"},
       {"leaderboard " + bad_cpus + " --out " + dir, "bad_cpus.json: a field the leaderboard reads has the wrong type"},
+      {"leaderboard --coverage " + results_copy + ", --out " + dir, "an empty file name in the list"},
+      {"leaderboard --coverage " + results_copy + " --out " + dir, "every file is --coverage"},
   };
   for (const auto& b : bad) {
     INFO(b.args);
