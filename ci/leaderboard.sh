@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# Regenerates results/leaderboard.md and results/leaderboard.html from every committed results file
-# (results/*.json: one per machine and backend run) with this checkout's attnbench.
-#   ci/leaderboard.sh [BUILD_DIR]     default: build/release if it has attnbench, else build/default
-# Adding a machine's results is: copy its results file to results/<machine>-<suite>.json, run this.
+# The committed leaderboard (results/leaderboard.md, results/leaderboard.html) and the runs it is drawn from.
+#   ci/leaderboard.sh [BUILD_DIR]        draw it from the committed results files
+#   ci/leaderboard.sh --run [BUILD_DIR]  first run its suites on this machine's CPU and lavapipe into
+#                                        results/ (about an hour on 2 cores), then draw it
+# BUILD_DIR defaults to build/release if it has attnbench, else build/default (configured if absent).
+#
+# Which files: the model-sized suites' runs are ranked, tabled and plotted — results/*-leaderboard.json
+# (suites/leaderboard.json: real layers, kv_len 1k–32k) and results/*-kv.json (suites/kv.json: the KV
+# methods at kvpress's points). results/*-ci.json (suites/ci.json, edge cases sized for CI) are
+# --coverage: their rows prove support (the support matrix) and sit in the backends-side-by-side
+# view, but a kv_len of 20 draws no curve. Any other results/*.json is ranked too. Adding a machine's
+# results is: copy its files here as results/<machine>-<suite>.json, then run this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+run=0
+if [ "${1:-}" = "--run" ]; then run=1; shift; fi
 build=${1:-}
 if [ -z "$build" ]; then
   for b in build/release build/default; do
@@ -16,10 +26,31 @@ if [ -z "$build" ]; then
   build=build/release
 fi
 cmake --build "$build" --target attnbench >/dev/null   # up to date with this checkout
+ab="$build/attnbench"
+
+if [ $run = 1 ]; then
+  # One backend at a time: both share this machine's cores. lavapipe (a CPU rasteriser, about 100×
+  # slower than the CPU backend) runs the decode steps, rope and the sampler: its prefills of 4k
+  # tokens are a minute a launch, and MLA's naive baseline beyond 2k keys is minutes.
+  "$ab" run suites/leaderboard.json --backends cpu --repetitions 7 --min-time 0.01 --out results/cpu-leaderboard.json --quiet
+  "$ab" run suites/kv.json --backends cpu --repetitions 5 --min-time 0.01 --out results/cpu-kv.json --quiet
+  "$ab" run suites/leaderboard.json --backends vulkan --repetitions 3 --min-time 0.01 --quiet \
+    --filter '^(gqa|mha|mqa|swa|cog|moh)/decode/|^mla/decode/.*kv_len=(1024|2048),|^rope/|^speculative_sampling/' \
+    --out results/lavapipe-leaderboard.json
+fi
+
 shopt -s nullglob
-files=(results/*.json)
-if [ ${#files[@]} -eq 0 ]; then
-  echo "ci/leaderboard.sh: no results/*.json to draw a leaderboard from" >&2
+ranked=() coverage=()
+for f in results/*.json; do
+  case "$f" in
+    *-ci.json) coverage+=("$f") ;;
+    *) ranked+=("$f") ;;
+  esac
+done
+if [ ${#ranked[@]} -eq 0 ]; then
+  echo "ci/leaderboard.sh: no model-sized results/*.json to draw a leaderboard from" >&2
   exit 2
 fi
-"$build/attnbench" leaderboard "${files[@]}" --out results
+args=("${ranked[@]}")
+if [ ${#coverage[@]} -gt 0 ]; then args+=(--coverage "$(IFS=,; echo "${coverage[*]}")"); fi
+"$ab" leaderboard "${args[@]}" --out results
