@@ -102,10 +102,10 @@ else
   summary+=("$(printf '%-16s skipped: no method outside the attention family' kvcomp)")
 fi
 
-# 7. Real models' shapes and the attention patterns at model scale (suites/patterns.json), joined
-#    into one file (the device returns eight files at most).
+# 7. Real models' shapes and the leaderboard's suite (suites/leaderboard.json: real layers, kv_len
+#    1k-32k), joined into one file (the device returns eight files at most).
 models=$(mktemp -d)
-for suite in suites/models/*.json suites/patterns.json; do
+for suite in suites/models/*.json suites/leaderboard.json; do
   name=$(basename "$suite" .json)
   step "models-$name" 20 "$ab" run "$suite" --backends cuda,vulkan --quiet --out "$models/$name.json"
 done
