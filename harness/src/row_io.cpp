@@ -113,6 +113,7 @@ Json limits_to_json(const DeviceLimits& l) {
     j["compute_capability"] = {{"major", l.compute_capability.major}, {"minor", l.compute_capability.minor}};
   if (l.isa != CpuIsa::none) j["isa"] = cpu_isa_name(l.isa);
   if (l.forced_splits) j["forced_splits"] = l.forced_splits;
+  if (l.max_loop_iterations) j["max_loop_iterations"] = l.max_loop_iterations;
   Json features = Json::object();
   for (const auto& [name, on] : l.features) features[name] = on ? "yes" : "no";
   j["features"] = features;
@@ -137,6 +138,7 @@ DeviceLimits limits_from_json(const Json& j) {
   l.max_subgroup_size = u32("max_subgroup_size", false);
   l.max_workgroup_size = u32("max_workgroup_size", false);
   l.forced_splits = u32("forced_splits", false);
+  l.max_loop_iterations = u32("max_loop_iterations", false);
   const auto text = [&](const char* key) {
     const Json& v = j[key];
     if (!v.is_string()) bad_limit(key, cat("is ", v.type_name(), ", not a string"));

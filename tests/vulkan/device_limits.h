@@ -34,6 +34,7 @@ inline DeviceLimits lavapipe_limits(uint32_t subgroup = 8) {
   l.features["coopmat_nv"] = false;
   l.min_subgroup_size = l.max_subgroup_size = subgroup;
   l.device_type = DeviceType::cpu;
+  l.max_loop_iterations = 65535;  // gallivm's loop limiter
   return l;
 }
 

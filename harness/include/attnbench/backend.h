@@ -63,6 +63,10 @@ struct DeviceLimits {
   // A backend option every split kernel must follow (vulkan.splits): the number of key splits,
   // 0 letting each plan choose. It travels here because plans see only the limits.
   uint32_t forced_splits = 0;
+  // Loop iterations one shader invocation may run, all its loops together, before the driver ends
+  // them silently (0: no such limit). Mesa's llvmpipe counts every loop iteration against 65535;
+  // plans whose loops grow with a case's size keep each invocation under it.
+  uint32_t max_loop_iterations = 0;
   std::map<std::string, bool> features;  // capability flags: "avx512f", "coopmat_nv", "storage16", ...
   bool has(const std::string& feature) const;
 };

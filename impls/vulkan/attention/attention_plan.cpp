@@ -18,9 +18,10 @@ Push base_push(const attention::AttentionParams& s) {
   return p;
 }
 
-// The keys' splits (split_keys over `keys` of them) and the grid they give.
-void choose_splits(Push& push, uint32_t keys, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t forced) {
-  const KeySplits k = split_keys(keys, base_groups, target, step, forced);
+// The keys' splits (split_keys over `keys` of them, none longer than max_len) and the grid they give.
+void choose_splits(Push& push, uint32_t keys, uint64_t base_groups, uint64_t target, uint32_t step, uint32_t forced,
+                   uint32_t max_len = 0) {
+  const KeySplits k = split_keys(keys, base_groups, target, step, forced, max_len);
   push.plan.splits = k.splits;
   push.plan.split_len = k.split_len;
   push.plan.groups = static_cast<uint32_t>(base_groups * k.splits);
@@ -75,7 +76,14 @@ Plan plan_split_kv(const attention::AttentionParams& s, DType dtype, const Devic
   // The splits cut the keys the rows see (attention_decode.comp): with a window, the last
   // window + q_len − 1 of them from the first row's window start, so the work stays flat in kv_len.
   const auto keys = static_cast<uint32_t>(attention::split_span(s));
-  choose_splits(p.push, keys, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, (nt / T) * U, d.forced_splits);
+  // One step of the key loop (attention_decode.comp), every loop counted: the U loads, then per
+  // row the U dots (CPL chunks of 4 and the log2 T shuffles), the maximum, the rescale of EV
+  // accumulators and the U accumulations. Split 0 also walks the sinks.
+  const uint32_t step = (nt / T) * U, log2t = static_cast<uint32_t>(std::log2(T));
+  const uint64_t per_step = 1 + U * (1 + cpl + vcpl) +
+                            uint64_t{rb} * (1 + U * (1 + 5 * cpl + log2t) + U + EV + U * (1 + 5 * vcpl));
+  const uint32_t max_len = keys_within_loop_cap(d, per_step, step, ceil_div(std::max(s.sinks, 0), step) + 1);
+  choose_splits(p.push, keys, base, uint64_t{d.cpu ? 2u : 16u} * d.cus, step, d.forced_splits, max_len);
   p.shader = "attention_decode";
   p.constants = {nt, dtype_code(dtype), D, nch, T, cpl, rb, U, vec16(D, dtype_size(dtype)),
                  DV, vch, vcpl, vec16(static_cast<uint32_t>(s.v_stride), dtype_size(dtype))};
@@ -105,7 +113,15 @@ Plan plan_tiled(const attention::AttentionParams& s, DType dtype, const DeviceVi
     const uint32_t rows = p.push.plan.rows;
     p.push.plan.row_blocks = ceil_div(std::max(rows, 1u), br);
     const uint64_t base = static_cast<uint64_t>(s.batch) * s.kv_heads * p.push.plan.row_blocks;
-    choose_splits(p.push, static_cast<uint32_t>(s.kv_cap), base, uint64_t{2} * d.cus, bc, d.forced_splits);
+    // One key tile of attention_prefill.comp, every loop counted: the tile load, S's init and its
+    // DP/4 × (TM + TN·(1 + TM)) products, the per-row softmax (2·TN keys, 2·log2 CT shuffles,
+    // DPT4 rescales) and O += P·V over BC keys.
+    const uint32_t tn = bc / ct, dpt4 = dpv / 4 / ct, nchm = std::max(dp, dpv) / 8;
+    const uint64_t per_tile = 1 + ceil_div(uint64_t{bc} * nchm, nt) + tm * (1 + tn) + dp / 4 * (1 + tm + tn * (1 + tm)) +
+                              tm * (1 + 2 * tn + 2 * static_cast<uint32_t>(std::log2(ct)) + dpt4) +
+                              uint64_t{bc} * (1 + dpt4 + tm * (1 + dpt4));
+    choose_splits(p.push, static_cast<uint32_t>(s.kv_cap), base, uint64_t{2} * d.cus, bc, d.forced_splits,
+                  keys_within_loop_cap(d, per_tile, bc));
     p.shader = "attention_prefill";
     p.constants = {nt, dtype_code(dtype), D, dp, br, bc, tm, ct, vec16(D, dtype_size(dtype)),
                    DV, dpv, vec16(static_cast<uint32_t>(s.v_stride), dtype_size(dtype))};

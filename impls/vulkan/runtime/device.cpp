@@ -280,6 +280,7 @@ void Device::read_caps() {
 
   DeviceCaps& c = caps_;
   c.driver_name = driver.driverName;
+  c.driver_id = driver.driverID;
   c.driver_info = driver.driverInfo;
   c.subgroup_size = subgroup.subgroupSize;
   c.subgroup_ops = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? subgroup.supportedOperations : 0;

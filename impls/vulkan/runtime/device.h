@@ -25,6 +25,7 @@ struct CoopMatShape {
 struct DeviceCaps {
   VkPhysicalDeviceProperties props{};
   std::string driver_name, driver_info;
+  VkDriverId driver_id = static_cast<VkDriverId>(0);
   uint32_t subgroup_size = 0, min_subgroup_size = 0, max_subgroup_size = 0;
   VkSubgroupFeatureFlags subgroup_ops = 0;
   bool full_subgroups = false;      // pipelines may require full subgroups (subgroupSizeControl, computeFullSubgroups)

@@ -17,7 +17,7 @@ namespace attnbench::vulkan {
 
 struct DeviceView {
   uint64_t shared = 0, max_binding = 0;
-  uint32_t min_sg = 0, max_sg = 0, max_wg = 0, cus = 1, forced_splits = 0;
+  uint32_t min_sg = 0, max_sg = 0, max_wg = 0, cus = 1, forced_splits = 0, loop_cap = 0;
   bool cpu = false;
   explicit DeviceView(const DeviceLimits& l) {
     shared = l.shared_mem_bytes;
@@ -27,6 +27,7 @@ struct DeviceView {
     max_wg = l.max_workgroup_size ? l.max_workgroup_size : 128;  // Vulkan's guaranteed minimum
     cus = std::max(1u, l.compute_units);
     forced_splits = l.forced_splits;
+    loop_cap = l.max_loop_iterations;
     cpu = l.device_type == DeviceType::cpu;
   }
   // A workgroup size of at least `want` lanes that is a multiple of every subgroup size the
@@ -55,16 +56,32 @@ inline uint32_t pow2_ceil(uint32_t x) {
 inline uint32_t vec16(uint64_t elements, uint64_t element_bytes) { return (elements * element_bytes) % 16 == 0 ? 1u : 0u; }
 
 // Keys per split so that about `target` workgroups run (`base` of them per split), each split a
-// multiple of `step` keys and at least four steps long; `forced` (vulkan.splits) overrides.
+// multiple of `step` keys and at least four steps long; `forced` (vulkan.splits) overrides. A
+// split is never longer than `max_len` keys (0: no bound; a multiple of `step`), not even when
+// forced: that bound is what the device runs correctly (keys_within_loop_cap).
 struct KeySplits {
   uint32_t splits, split_len;
 };
-inline KeySplits split_keys(uint32_t keys, uint64_t base, uint64_t target, uint32_t step, uint32_t forced) {
+inline KeySplits split_keys(uint32_t keys, uint64_t base, uint64_t target, uint32_t step, uint32_t forced,
+                            uint32_t max_len = 0) {
   uint32_t n = 1;
   if (forced > 0) n = forced;
   else if (base < target) n = std::clamp<uint32_t>(ceil_div(target, base), 1, std::max(1u, keys / (4 * step)));
+  if (max_len > 0) n = std::max(n, ceil_div(keys, max_len));
   const uint32_t len = round_up(std::max(1u, ceil_div(keys, n)), step);
   return {std::max(1u, ceil_div(keys, len)), len};
+}
+
+// The most keys one invocation's key loop may walk, `step` keys an iteration, on a device that
+// ends loops after `d.loop_cap` iterations (0: no bound). `per_step` is an upper bound of the loop
+// iterations one step costs, inner loops included, counted as if the compiler unrolled none
+// (whatever it unrolls only lowers the count); `extra_steps` are steps a split may walk beyond
+// its keys (the sinks before a window). An eighth of the budget is kept for the loops outside
+// the key loop (loading q, merging lane groups, writing O).
+inline uint32_t keys_within_loop_cap(const DeviceView& d, uint64_t per_step, uint32_t step, uint32_t extra_steps = 0) {
+  if (d.loop_cap == 0) return 0;
+  const uint64_t steps = (d.loop_cap - d.loop_cap / 8) / std::max<uint64_t>(per_step, 1);
+  return static_cast<uint32_t>(std::max<uint64_t>(1, steps > extra_steps ? steps - extra_steps : 1)) * step;
 }
 
 // The first of `features` the device lacks, as the reason `who` cannot run ("" if none).

@@ -113,6 +113,9 @@ Probe VulkanBackend::probe() {
   l.max_workgroup_size = c.props.limits.maxComputeWorkGroupInvocations;
   l.device_type = parse_device_type(p.device.details["device_type"].get<std::string>());
   l.forced_splits = static_cast<uint32_t>(std::stoul(option("splits")));  // validated by open()
+  // llvmpipe ends a shader's loops once their iterations, all loops of an invocation together,
+  // reach 65535 (gallivm's loop limiter): the rest of a long key loop is silently dropped.
+  if (c.driver_id == VK_DRIVER_ID_MESA_LLVMPIPE) l.max_loop_iterations = 65535;
   probe_ = p;
   return p;
 }

@@ -1,6 +1,7 @@
 // The Vulkan attention plans (impls/vulkan/attention/attention_plan.cpp) for the H200: decode
 // split across the SMs, f16 prefill on cooperative matrices, bf16 prefill on the portable tiled
-// kernel; and a portable plan for every head_dim on the H200 and on lavapipe at both subgroup sizes.
+// kernel; and a portable plan for every head_dim on the H200 and on lavapipe at both subgroup sizes;
+// on lavapipe, splits short enough for llvmpipe's loop limiter, even when one split is forced.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -55,6 +56,38 @@ TEST_CASE("the H200 plans: split decode across the SMs, cooperative-matrix f16 p
         CHECK(vulkan::attn::plan_portable(shape(1, 8, 2, d, q, 300, true), DType::f32, lavapipe).unsupported.empty());
       }
   }
+}
+
+// llvmpipe ends an invocation's loops after 65535 iterations in all: with one split, the tiled kernel
+// (16 query rows of head_dim 128 per KV head) returned attention over the first 10,576 keys of
+// 12,000 or more, head_dim 256 over 4,984 and head_dim 64 over 13,784; the split-KV decode kernel
+// (8 rows of head_dim 128) ran all 32,768 (measured on this machine's Mesa 22.3 with
+// `vulkan.splits=1`). The plans keep every split below what the driver ran, even when forced.
+TEST_CASE("on llvmpipe no attention split walks more keys than the loop limiter lets it", "[unit]") {
+  struct Reach {
+    int32_t q_heads, head_dim;
+    uint32_t keys_run;
+  };
+  const Reach reach[] = {{16, 64, 13784}, {16, 128, 10576}, {16, 256, 4984}, {8, 128, 32768}};
+  for (uint32_t sg : {8u, 4u})
+    for (uint32_t forced : {0u, 1u}) {
+      DeviceLimits lavapipe = test::lavapipe_limits(sg);
+      lavapipe.forced_splits = forced;
+      for (const Reach& r : reach)
+        for (int32_t kv : {12000, 32768, 131072}) {
+          INFO("subgroup " << sg << " forced " << forced << " q_heads " << r.q_heads << " head_dim " << r.head_dim
+                           << " kv_len " << kv);
+          const auto p = vulkan::attn::plan_portable(shape(1, r.q_heads, 1, r.head_dim, 1, kv, true), DType::bf16, lavapipe);
+          REQUIRE(p.unsupported.empty());
+          CHECK(p.shader == (r.q_heads > 8 ? "attention_prefill" : "attention_decode"));
+          CHECK(p.push.plan.split_len < r.keys_run);
+          CHECK(uint64_t{p.push.plan.splits} * p.push.plan.split_len >= static_cast<uint64_t>(kv));
+        }
+    }
+  // A device without the limiter keeps one split where one is asked for.
+  DeviceLimits h200 = test::h200_limits();
+  h200.forced_splits = 1;
+  CHECK(vulkan::attn::plan_portable(shape(1, 16, 1, 128, 1, 131072, true), DType::bf16, h200).push.plan.splits == 1);
 }
 
 #endif
