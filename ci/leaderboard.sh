@@ -28,13 +28,17 @@ fi
 cmake --build "$build" --target attnbench >/dev/null   # up to date with this checkout
 ab="$build/attnbench"
 
+# A run whose rows failed (exit 1) still draws: the failure belongs on the board. Bad input (2) or an
+# unavailable backend (3) stops.
+run_suite() { local rc=0; "$ab" run "$@" || rc=$?; [ $rc -le 1 ] || exit $rc; }
+
 if [ $run = 1 ]; then
   # One backend at a time: both share this machine's cores. lavapipe (a CPU rasteriser, about 100×
   # slower than the CPU backend) runs the decode steps, rope and the sampler: its prefills of 4k
   # tokens are a minute a launch, and MLA's naive baseline beyond 2k keys is minutes.
-  "$ab" run suites/leaderboard.json --backends cpu --repetitions 9 --min-time 0.01 --out results/cpu-leaderboard.json --quiet
-  "$ab" run suites/kv.json --backends cpu --repetitions 5 --min-time 0.01 --out results/cpu-kv.json --quiet
-  "$ab" run suites/leaderboard.json --backends vulkan --repetitions 3 --min-time 0.01 --quiet \
+  run_suite suites/leaderboard.json --backends cpu --repetitions 9 --min-time 0.01 --out results/cpu-leaderboard.json --quiet
+  run_suite suites/kv.json --backends cpu --repetitions 5 --min-time 0.01 --out results/cpu-kv.json --quiet
+  run_suite suites/leaderboard.json --backends vulkan --repetitions 3 --min-time 0.01 --quiet \
     --filter '^(gqa|mha|mqa|swa|cog|moh)/decode/|^mla/decode/.*kv_len=(1024|2048),|^rope/|^speculative_sampling/' \
     --out results/lavapipe-leaderboard.json
 fi

@@ -1,6 +1,13 @@
 // The leaderboard's rules (attnbench/leaderboard.h) on a hand-made results document whose methods,
 // families, backends, quality keys and roles are invented: the leaderboard reads them from the
-// records alone. Rendering a real run is tested in tests/cli (Markdown) and tests/browser (HTML).
+// records alone. Rendering a real run is tested in tests/cli (Markdown) and tests/browser (HTML); the
+// last case reads the committed results/leaderboard.html.
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <tuple>
+
 #include <catch2/catch.hpp>
 
 #include "attnbench/json.h"
@@ -336,4 +343,41 @@ TEST_CASE("leaderboard: the same case on several backends side by side, with rat
   CHECK_THAT(leaderboard_markdown(lb), Catch::Contains("## Backends side by side") && Catch::Contains("| alpha | 2 | ×6 | ×2 |"));
   const std::string html = leaderboard_html(lb);
   CHECK_THAT(html, Catch::Contains("<table class=\"lb across\">") && Catch::Contains("data-kind=\"across\""));
+}
+
+// The committed page (ci/leaderboard.sh): what the README promises of it, read from the file itself.
+TEST_CASE("the committed leaderboard ranks model-sized runs, sweeps 1k-32k on the CPU, and sets the ci runs side by side", "[unit]") {
+  std::ifstream in(std::string(ATTNBENCH_SOURCE_DIR) + "/results/leaderboard.html");
+  REQUIRE(in.good());
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Coverage: the ci runs are in it, marked as such, and the side-by-side view is drawn.
+  for (const char* f : {"results/cpu-ci.json", "results/lavapipe-ci.json"}) {
+    INFO(f);
+    CHECK_THAT(page, Catch::Contains(std::string("<td>") + f + "</td>"));
+  }
+  CHECK_THAT(page, Catch::Contains("coverage: its rows are in the support matrix"));
+  CHECK_THAT(page, Catch::Contains("<h2>Backends side by side</h2>") && Catch::Contains("data-kind=\"across\""));
+  // Latency plots: the widest kv_len span of one CPU series.
+  double widest_lo = 0, widest_hi = 0;
+  size_t plots = 0;
+  for (size_t at = page.find("data-kind=\"latency\""); at != std::string::npos; at = page.find("data-kind=\"latency\"", at + 1)) {
+    ++plots;
+    const std::string svg = page.substr(at, page.find("</svg>", at) - at);
+    CHECK_THAT(svg, Catch::Contains("kv_len (log)") && Catch::Contains("median µs (log)"));
+    std::map<std::string, std::pair<double, double>> span;  // series -> (min, max) kv_len
+    for (size_t t = svg.find("<title>"); t != std::string::npos; t = svg.find("<title>", t + 1)) {
+      const size_t colon = svg.find(": kv_len=", t);
+      if (colon == std::string::npos || colon > svg.find("</title>", t)) continue;
+      const std::string series = svg.substr(t + 7, colon - t - 7);
+      if (series.find(" cpu/") == std::string::npos) continue;
+      const double kv = std::stod(svg.substr(colon + 9));
+      auto [it, fresh] = span.try_emplace(series, kv, kv);
+      it->second = {std::min(it->second.first, kv), std::max(it->second.second, kv)};
+    }
+    for (const auto& [s, lohi] : span)
+      if (lohi.second / lohi.first > widest_hi / std::max(widest_lo, 1.0)) std::tie(widest_lo, widest_hi) = lohi;
+  }
+  CHECK(plots >= 5);
+  CHECK(widest_lo <= 1024);
+  CHECK(widest_hi >= 32768);
 }
