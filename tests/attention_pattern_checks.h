@@ -70,6 +70,33 @@ inline const std::vector<std::pair<std::string, std::string>> kRopeEqualities = 
      "rope/batch=1,q_heads=4,kv_heads=2,head_dim=80,tokens=20,layout=interleaved/bf16/s2"},
 };
 
+// The attention methods with the fused rope (rope_layout): both layouts, partial rotary, every
+// scaling, scattered key positions (the keys an eviction kept), ragged caches, decode over 4097
+// keys, prefill, head dims off the vector widths (80, 96), windows, soft-cap, mqa and moh.
+inline const std::vector<std::string> kFusedRopeCases = {
+    "gqa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=4097,ragged=true,rope_layout=half/bf16/s1",
+    "gqa/prefill/batch=1,q_heads=4,kv_heads=2,head_dim=80,q_len=200,kv_len=300,rope_layout=interleaved,rope_partial_rotary=0.5,"
+    "rope_positions=scattered/f32/s2",
+    "mha/prefill/batch=1,q_heads=2,head_dim=64,q_len=100,kv_len=100,rope_layout=half,rope_scaling=yarn,rope_factor=4/f16/s3",
+    "swa/decode/batch=1,q_heads=8,kv_heads=8,head_dim=96,kv_len=5000,window=1024,sinks=4,rope_layout=half,"
+    "rope_positions=scattered/bf16/s4",
+    "mqa/decode/batch=2,q_heads=16,head_dim=128,kv_len=700,softcap=30,rope_layout=half,rope_base=500000,rope_scaling=ntk,"
+    "rope_factor=8/f32/s5",
+    "gqa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=128,q_len=64,kv_len=300,ragged=true,rope_layout=half,"
+    "rope_scaling=linear,rope_factor=2/bf16/s6",
+    "moh/decode/batch=2,q_heads=16,kv_heads=4,head_dim=64,kv_len=500,shared_heads=4,routed_k=4,rope_layout=half/f32/s7",
+};
+
+// Pairs of cases whose outputs must be equal to the bit: the fused rope at YaRN factor 1 is plain
+// RoPE, and partial rotary 0 rotates nothing (the plain attention's case).
+inline const std::vector<std::pair<std::string, std::string>> kFusedRopeEqualities = {
+    {"gqa/prefill/batch=1,q_heads=8,kv_heads=2,head_dim=128,q_len=50,kv_len=70,rope_layout=half,rope_scaling=yarn,"
+     "rope_factor=1/bf16/s1",
+     "gqa/prefill/batch=1,q_heads=8,kv_heads=2,head_dim=128,q_len=50,kv_len=70,rope_layout=half/bf16/s1"},
+    {"gqa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=900,rope_layout=interleaved,rope_partial_rotary=0/f32/s2",
+     "gqa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=900/f32/s2"},
+};
+
 // Pairs (swa with window ≥ kv_len, the same gqa case): plain causal attention, to the bit.
 inline const std::vector<std::pair<std::string, std::string>> kWindowCoversAll = {
     {"swa/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=128,q_len=197,kv_len=333,window=333/f32/s1",

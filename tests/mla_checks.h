@@ -9,7 +9,8 @@ namespace attnbench::test {
 
 // DeepSeek-V3's widths (the defaults: absorbed key 576, value 512; naive key 192, value 128) at
 // decode, speculative decode (q_len 2) and prefill, ragged batches, one cached token and 4097;
-// small odd widths (rank 80, rope 16, nope 40, v_dim 72) and no rotary key at all.
+// small odd widths (rank 80, rope 16, nope 40, v_dim 72) and no rotary key at all; and the
+// PreRoPE variant.
 inline const std::vector<std::string> kMlaCases = {
     "mla/decode/batch=2,heads=16,kv_len=1000,form=absorbed/bf16/s1",
     "mla/decode/batch=2,heads=16,kv_len=1000,form=naive/bf16/s1",
@@ -29,6 +30,13 @@ inline const std::vector<std::string> kMlaCases = {
     "form=absorbed/bf16/s7",
     "mla/decode/batch=2,heads=8,kv_len=500,kv_lora_rank=128,qk_rope_head_dim=0,qk_nope_head_dim=64,v_head_dim=64,"
     "form=naive/bf16/s7",
+    // PreRoPE (naive only): keys rotated after decompression, both layouts, a ragged batch, scattered
+    // positions under YaRN, a value narrower than the key, prefill.
+    "mla/decode/batch=2,heads=16,kv_len=300,ragged=true,form=naive,qk_rope_head_dim=0,rope_layout=half/bf16/s8",
+    "mla/prefill/batch=1,heads=8,q_len=64,kv_len=100,kv_lora_rank=128,qk_rope_head_dim=0,v_head_dim=96,form=naive,"
+    "rope_layout=interleaved/f32/s9",
+    "mla/decode/batch=1,heads=16,kv_len=200,form=naive,qk_rope_head_dim=0,rope_layout=half,rope_positions=scattered,"
+    "rope_scaling=yarn,rope_factor=40/f16/s10",
 };
 
 }  // namespace attnbench::test

@@ -32,6 +32,19 @@
 //            the softmax runs over |logit| and each weight takes its logit's sign back.
 // LSE is the log-sum-exp of the final logits (of their magnitudes with signed_weights).
 //
+// Fused rotary embedding (rope_dim > 0): q and k arrive unrotated and the logits use R(p_i)·q_i and
+// R(p_j)·k_j, rope_common.h's rotation of the first rope_dim dims at each row's position. As
+// FlashInfer's pos_encoding_mode=ROPE_LLAMA, with these differences: positions come from tensors
+// rather than per-request offsets (so the keys an eviction kept keep theirs), partial rotary, the
+// GPT-J layout and rope's NTK and YaRN scalings are taken (FlashInfer's fused mode takes a base
+// and a linear scale, rope_theta and rope_scale, for the whole head), and a query's position is
+// its own key's. Inputs:
+//   q_positions [batch, q_len] i32, k_positions [batch, kv_cap] i32   (a cached key keeps its own)
+//   inv_freq    [rope_dim / 2] f32                                    (θ_f after the scaling)
+// the angle fl32(p·θ_f) as rope defines it; the rotated rows stay in fp32 inside a kernel that
+// fuses it, and a path that rotates beforehand rounds them to the storage dtype, as rope's own
+// output is (both within the gate, whose baseline rounds them). V is not rotated.
+//
 // Head-sparse attention (head_sparse = 1, moh's routed heads): the stage also takes
 //   row_gates [batch, q_heads, q_len] f32   a row whose gate is 0 is skipped, not computed: O = 0,
 //            LSE = −inf; every other row's O is multiplied by its gate (its LSE is not).
@@ -63,7 +76,10 @@
   X(i32, v_head_dim)   /* width of V and O rows (head_dim but for mla) */      \
   X(i32, v_stride)     /* elements between V rows: v_head_dim, or head_dim */  \
                        /* when V is the prefix of K's rows (one buffer) */    \
-  X(i32, head_sparse)  /* 1: row_gates skip rows (gate 0) and scale O */
+  X(i32, head_sparse)  /* 1: row_gates skip rows (gate 0) and scale O */      \
+  X(i32, rope_dim)     /* 0: q, k as given; else rotary dims rotated inside */ \
+  X(i32, rope_interleaved) /* 1: GPT-J pairs (2f, 2f+1); 0: NeoX halves */      \
+  X(f32, rope_factor)  /* YaRN's mscale on the rotated dims; else 1 */
 
 #ifdef __cplusplus
 #include <cstdint>

@@ -3,14 +3,20 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "attnbench/check.h"
 #include "attnbench/error.h"
 #include "attnbench/inputs.h"
 #include "attnbench/rng.h"
 #include "attnbench/thread_pool.h"
+#include "rope_schema.h"
 
 namespace attnbench::attention {
+
+namespace {
+const std::string kRope = "rope_";  // the fused rotary embedding's parameters: rope_layout, rope_base, ...
+}  // namespace
 
 AttentionParams attention_params(const Case& c) {
   const auto* spec = dynamic_cast<const AttentionSpec*>(c.method);
@@ -40,6 +46,9 @@ AttentionParams attention_params(const Case& c) {
   s.signed_weights = spec->pattern() == Pattern::signed_weights;
   s.v_head_dim = d;
   s.v_stride = d;
+  s.rope_dim = rope::rotary_dim_of(c.params, kRope, d);
+  s.rope_interleaved = rope::interleaved_of(c.params, kRope);
+  s.rope_factor = rope::attention_factor_of(c.params, kRope);
   return s;
 }
 
@@ -78,6 +87,11 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern patte
                "logit soft-cap: softcap·tanh(logit/softcap), Gemma 2's attn_logit_softcapping; 0 off", true});
   schema_.add({"alibi", ParamType::Bool, Value(false), {}, {}, {}, {},
                "ALiBi: logit −= m_h·(query position − key position), Press et al.'s slope per query head", true});
+  rope::add_rope_schema(schema_, kRope, true);
+  schema_.rule("rope: not head_lengths", [](const Params& p, const std::string&) -> std::string {
+    if (!rope::rope_on(p, kRope) || !p.flag("head_lengths")) return {};
+    return "rope_layout with head_lengths=true: per-head caches give a query no one position";
+  });
   schema_.rule("not both ragged and head_lengths", [](const Params& p, const std::string&) -> std::string {
     if (!(p.flag("ragged") && p.flag("head_lengths"))) return {};
     return "ragged=true and head_lengths=true: per-head lengths already vary per sequence";
@@ -88,6 +102,29 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern patte
       return cat("kv_heads=", p.i64("kv_heads"), " does not divide q_heads=", p.i64("q_heads"));
     });
   add_decode_q_len_rule(schema_);
+}
+
+void add_rope_inputs(const Case& c, int32_t kv_cap, int32_t q_len, const std::vector<int64_t>& len, int32_t rope_dim,
+                     TensorMap& in) {
+  const auto batch = static_cast<int64_t>(len.size());
+  HostTensor kp("k_positions", DType::i32, {batch, kv_cap}), qp("q_positions", DType::i32, {batch, q_len});
+  const bool scattered = c.str("rope_positions") == "scattered";
+  const PhiloxStream stream(c.seed, "rope_positions", kDomainInputs);
+  uint64_t draw = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t range = scattered ? 2 * int64_t{kv_cap} : kv_cap;
+    int64_t chosen = 0;
+    for (int64_t p = 0; p < range && chosen < kv_cap; ++p)
+      if (!scattered || stream.uniform_f64(draw++) * static_cast<double>(range - p) < static_cast<double>(kv_cap - chosen))
+        kp.set(b * kv_cap + chosen++, static_cast<double>(p));
+    for (int64_t i = 0; i < q_len; ++i) {
+      const int64_t j = len[b] - q_len + i;
+      qp.set(b * q_len + i, j >= 0 ? kp.get(b * kv_cap + j) : 0.0);
+    }
+  }
+  in.emplace("q_positions", std::move(qp));
+  in.emplace("k_positions", std::move(kp));
+  in.emplace("inv_freq", rope::inv_freq_tensor(rope::rope_frequencies(c.params, kRope, rope_dim), rope_dim));
 }
 
 int64_t seeded_length(const Case& c, int64_t draw, int64_t cap) {
@@ -176,6 +213,11 @@ TensorMap AttentionSpec::inputs(const Case& c) const {
                                      : HostTensor("kv_len", DType::i32, {s.batch});
   for (int64_t i = 0; i < kv_len.numel(); ++i) kv_len.set(i, static_cast<double>(len[s.head_lengths ? i : i * s.kv_heads]));
   in.emplace("kv_len", std::move(kv_len));
+  if (s.rope_dim > 0) {
+    std::vector<int64_t> seq_len(s.batch);
+    for (int64_t b = 0; b < s.batch; ++b) seq_len[b] = len[b * s.kv_heads];  // rope refuses head_lengths
+    add_rope_inputs(c, s.kv_cap, s.q_len, seq_len, s.rope_dim, in);
+  }
   if (s.alibi) {  // the slopes in fp32, as kernels take them; the reference reads the same values
     HostTensor slopes("alibi_slopes", DType::f32, {s.q_heads});
     for (int64_t h = 0; h < s.q_heads; ++h) slopes.set(h, static_cast<double>(static_cast<float>(alibi_slope(h, s.q_heads))));
@@ -205,10 +247,10 @@ void for_visible(const AttentionParams& s, int64_t end, F&& f) {
 // One query row, exactly, in fp64 (two-pass softmax).
 void reference_row(const AttentionParams& s, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b, int64_t h,
                    int64_t i, int64_t kv_len, double* o, double* lse, RowScratch& w) {
-  const int64_t d = s.head_dim, g = h / s.group;
-  const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d;
+  const int64_t d = s.head_dim, dv = s.v_head_dim, g = h / s.group;
+  const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d, v_off = (b * s.kv_heads + g) * s.kv_cap * dv;
   const int64_t end = visible_end(s, kv_len, i);
-  std::fill(o, o + d, 0.0);
+  std::fill(o, o + dv, 0.0);
   if (end == 0) {
     *lse = -INFINITY;
     return;
@@ -217,7 +259,7 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
   const double slope = s.alibi ? w.slopes[h] : 0.0;
   const auto pos = static_cast<double>(kv_len - s.q_len + i);
   w.q.resize(d);
-  w.kv.resize(d);
+  w.kv.resize(std::max(d, dv));
   w.scores.clear();
   q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q.data());
   double m = -INFINITY;
@@ -238,10 +280,10 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
     const double e = std::exp((s.signed_weights ? std::fabs(logit) : logit) - m);
     l += e;
     const double p = s.signed_weights ? static_cast<double>((logit > 0) - (logit < 0)) * e : e;
-    v.get_row(kv_off + j * d, d, w.kv.data());
-    for (int64_t x = 0; x < d; ++x) o[x] += p * w.kv[x];
+    v.get_row(v_off + j * dv, dv, w.kv.data());
+    for (int64_t x = 0; x < dv; ++x) o[x] += p * w.kv[x];
   });
-  for (int64_t x = 0; x < d; ++x) o[x] /= l;
+  for (int64_t x = 0; x < dv; ++x) o[x] /= l;
   *lse = m + std::log(l);
 }
 
@@ -250,11 +292,11 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
 // dtype before P·V, O rounded to the storage dtype; the cap and the bias in fp32 (std::tanh).
 void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b,
                   int64_t h, int64_t i, int64_t kv_len, double* o, double* lse, RowScratch& w) {
-  const int64_t d = s.head_dim, g = h / s.group;
-  const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d;
+  const int64_t d = s.head_dim, dv = s.v_head_dim, g = h / s.group;
+  const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d, v_off = (b * s.kv_heads + g) * s.kv_cap * dv;
   const int64_t end = visible_end(s, kv_len, i);
   if (end == 0) {
-    std::fill(o, o + d, 0.0);
+    std::fill(o, o + dv, 0.0);
     *lse = -INFINITY;
     return;
   }
@@ -262,9 +304,9 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
   const auto slope = static_cast<float>(s.alibi ? w.slopes[h] : 0.0);
   const auto pos = static_cast<float>(kv_len - s.q_len + i);
   w.q32.resize(d);
-  w.kv32.resize(d);
+  w.kv32.resize(std::max(d, dv));
   w.scores32.clear();
-  w.acc32.assign(d, 0.0f);
+  w.acc32.assign(dv, 0.0f);
   q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q32.data());
   float m = -INFINITY;
   for_visible(s, end, [&](int64_t j) {
@@ -285,22 +327,67 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
     l += e;
     const float p = s.signed_weights ? static_cast<float>((logit > 0) - (logit < 0)) * e : e;
     const float p_stored = static_cast<float>(round_to(dtype, p));
-    v.get_row(kv_off + j * d, d, w.kv32.data());
-    for (int64_t x = 0; x < d; ++x) w.acc32[x] += p_stored * w.kv32[x];
+    v.get_row(v_off + j * dv, dv, w.kv32.data());
+    for (int64_t x = 0; x < dv; ++x) w.acc32[x] += p_stored * w.kv32[x];
   });
-  for (int64_t x = 0; x < d; ++x) o[x] = round_to(dtype, w.acc32[x] / l);
+  for (int64_t x = 0; x < dv; ++x) o[x] = round_to(dtype, w.acc32[x] / l);
   *lse = static_cast<double>(m + std::log(l));
+}
+
+// q and k rotated at their positions (the fused rope), in fp64 and as the baseline forms them:
+// fp32 rotation rounded to the storage dtype, as rope's own output before attention.
+struct Rotated {
+  HostTensor q, k, q_base, k_base;
+};
+Rotated rotate_inputs(const Case& c, const AttentionParams& s, const TensorMap& in) {
+  const HostTensor &q = in.at("q"), &k = in.at("k");
+  Rotated r{HostTensor("q", DType::f64, q.shape()), HostTensor("k", DType::f64, k.shape()),
+            HostTensor("q", DType::f64, q.shape()), HostTensor("k", DType::f64, k.shape())};
+  std::vector<float> theta(std::max(1, s.rope_dim / 2));
+  in.at("inv_freq").get_row(0, static_cast<int64_t>(theta.size()), theta.data());
+  const rope::Rotation rot{s.rope_dim, s.rope_interleaved != 0, s.rope_factor, theta.data()};
+  const int64_t d = s.head_dim;
+  const auto rotate = [&](const HostTensor& x, const HostTensor& pos, int64_t heads, int64_t tokens, HostTensor& out,
+                          HostTensor& base) {
+    harness_pool().parallel_for(int64_t{s.batch} * heads * tokens, [&](int64_t begin, int64_t end) {
+      std::vector<double> row(d);
+      std::vector<float> row32(d);
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t b = t / (heads * tokens);
+        const auto p = static_cast<float>(pos.get(b * tokens + t % tokens));
+        x.get_row(t * d, d, row.data());
+        x.get_row(t * d, d, row32.data());
+        rope::rotate_row(rot, p, row.data(), out.data<double>() + t * d, d);
+        rope::rotate_row_base(rot, p, row32.data(), base.data<double>() + t * d, d, c.dtype);
+      }
+    });
+  };
+  rotate(q, in.at("q_positions"), s.q_heads, s.q_len, r.q, r.q_base);
+  rotate(k, in.at("k_positions"), s.kv_heads, s.kv_cap, r.k, r.k_base);
+  return r;
 }
 
 }  // namespace
 
-DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& in, Reference& ref, double flops) {
-  const HostTensor &q = in.at("q"), &k = in.at("k"), &v = in.at("v"), &kv_len = in.at("kv_len");
+DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& in, Reference& ref, double flops,
+                     const TensorMap* base_in) {
+  const TensorMap& bin = base_in ? *base_in : in;
+  const HostTensor &v = in.at("v"), &v_base = bin.at("v"), &kv_len = in.at("kv_len");
+  std::optional<Rotated> rotated, rotated_base;
+  if (s.rope_dim > 0) {
+    rotated = rotate_inputs(c, s, in);
+    if (base_in) rotated_base = rotate_inputs(c, s, bin);
+  }
+  const Rotated* rb = rotated_base ? &*rotated_base : (rotated ? &*rotated : nullptr);
+  const HostTensor& q = rotated ? rotated->q : in.at("q");
+  const HostTensor& k = rotated ? rotated->k : in.at("k");
+  const HostTensor& q_base = rb ? rb->q_base : bin.at("q");
+  const HostTensor& k_base = rb ? rb->k_base : bin.at("k");
   const int64_t rows = int64_t{s.batch} * s.q_heads * s.q_len;
   const std::vector<int64_t> todo = reference_rows(ref, rows, flops, c.seed);
-  DenseRows d{HostTensor("O", DType::f64, {s.batch, s.q_heads, s.q_len, s.head_dim}),
+  DenseRows d{HostTensor("O", DType::f64, {s.batch, s.q_heads, s.q_len, s.v_head_dim}),
               HostTensor("LSE", DType::f64, {s.batch, s.q_heads, s.q_len}),
-              HostTensor("O", DType::f64, {s.batch, s.q_heads, s.q_len, s.head_dim}),
+              HostTensor("O", DType::f64, {s.batch, s.q_heads, s.q_len, s.v_head_dim}),
               HostTensor("LSE", DType::f64, {s.batch, s.q_heads, s.q_len})};
   if (!ref.checked_rows.empty())
     for (HostTensor* t : {&d.o, &d.lse, &d.o_base, &d.lse_base}) t->fill(NAN);  // rows outside the sample are never compared
@@ -314,8 +401,8 @@ DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& i
       const int64_t r = todo[t];
       const int64_t i = r % s.q_len, h = (r / s.q_len) % s.q_heads, b = r / (s.q_len * s.q_heads);
       const auto len = static_cast<int64_t>(kv_len.get(kv_len_index(s, b, h / s.group)));
-      reference_row(s, q, k, v, b, h, i, len, d.o.data<double>() + r * s.head_dim, d.lse.data<double>() + r, scratch);
-      baseline_row(s, c.dtype, q, k, v, b, h, i, len, d.o_base.data<double>() + r * s.head_dim, d.lse_base.data<double>() + r,
+      reference_row(s, q, k, v, b, h, i, len, d.o.data<double>() + r * s.v_head_dim, d.lse.data<double>() + r, scratch);
+      baseline_row(s, c.dtype, q_base, k_base, v_base, b, h, i, len, d.o_base.data<double>() + r * s.v_head_dim, d.lse_base.data<double>() + r,
                    scratch);
     }
   });
@@ -349,6 +436,10 @@ Work AttentionSpec::work(const Case& c) const {
   w.bytes = q_rows * s.head_dim * es                                   // Q
             + 2.0 * kv_rows * static_cast<double>(s.head_dim) * es      // K, V (valid rows)
             + q_rows * (s.head_dim * es + 4.0);                          // O, LSE
+  if (s.rope_dim > 0) {  // the rotation of every query row and of every key row some query sees, and the positions
+    w.flops += 6.0 * s.rope_dim * (q_rows + kv_rows);
+    w.bytes += 4.0 * s.batch * (s.q_len + s.kv_cap);
+  }
   w.bound = c.phase == "decode" ? Bound::read : Bound::compute;
   return w;
 }

@@ -4,6 +4,8 @@
 #include "attention_common.h"
 #include "attnbench/method.h"
 
+#include <vector>
+
 namespace attnbench::attention {
 
 enum class HeadSharing { per_head /* mha */, single /* mqa */, grouped /* gqa */ };
@@ -52,9 +54,20 @@ int64_t seeded_length(const Case& c, int64_t draw, int64_t cap);
 // TOL), the rows reference_rows() picks for `flops`: what the attention methods' reference
 // returns, and what moh gates.
 struct DenseRows {
-  HostTensor o, lse, o_base, lse_base;  // [batch, q_heads, q_len(, head_dim)], NaN outside a sample
+  HostTensor o, lse, o_base, lse_base;  // [batch, q_heads, q_len(, v_head_dim)], NaN outside a sample
 };
-DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& inputs, Reference& ref, double flops);
+// base_inputs: the tensors the baseline reads instead (a method whose K and V are intermediates
+// rounded to the storage dtype — mla's decompressed ones — passes them here, the exact ones above).
+DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& inputs, Reference& ref, double flops,
+                     const TensorMap* base_inputs = nullptr);
+
+// The fused rope's inputs (attention_common.h), added to `in` for rope_dim rotary dims: each key's
+// position — j, or with rope_positions=scattered a seeded increasing draw of kv_cap distinct
+// positions below 2·kv_cap (Knuth's selection sampling) — and each query at its own key's,
+// p(len − q_len + i), len[b] the sequence's length (0 for a query before the cache's first key,
+// which sees no key); and θ_f as inv_freq, from the case's rope_* parameters.
+void add_rope_inputs(const Case& c, int32_t kv_cap, int32_t q_len, const std::vector<int64_t>& len, int32_t rope_dim,
+                     TensorMap& in);
 
 // The attention methods' bound on a decode step's queries.
 void add_decode_q_len_rule(ParamSchema& schema);

@@ -24,11 +24,21 @@
 //   sets the gate (methodology.md) is the absorbed form in storage precision for both forms:
 //   q̃, u and P rounded to the storage dtype. naive rounds K and V instead — one storage rounding
 //   per operand either way, so both forms are held to the same gate.
-// - The PreRoPE variant (rotating the per-head keys after decompression, which blocks absorption)
-//   is not in this version.
+// - PreRoPE (rope_layout ≠ none; the variant studied against the decoupled form): the per-head keys are rotated after decompression, k_{h,t} = R(p_t)·w_uk[h]·c_t, with
+//   no decoupled key (qk_rope_head_dim must be 0) and q rotated alike. It is also described as
+//   "RoPE before the down-projection, the latent holding rotated content"; that reading would not
+//   block absorption: a latent holding rotated content is still mapped to the keys by the fixed
+//   w_uk, which folds into q. What blocks it is a rotation after the up-projection, where
+//   R(p_t) sits between w_uk and c_t — DeepSeek-V2's §2.1.3 argument for decoupling. This is the
+//   form implemented, naive only (form=absorbed is refused), measured against the decoupled
+//   absorbed form at DeepSeek's 64 rotary dims: the cost gap the variant exists to show. Its
+//   rotation is the attention methods' fused rope (rope_* parameters, attention_common.h), so
+//   the reference is the attention reference over the decompressed K and V (exact in fp64; the
+//   baseline reads them rounded to the storage dtype, as the naive chain stores them).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "attnbench/check.h"
@@ -38,6 +48,7 @@
 #include "attnbench/thread_pool.h"
 #include "attention_spec.h"
 #include "mla_common.h"
+#include "rope_schema.h"
 
 namespace attnbench::mla {
 
@@ -54,6 +65,9 @@ MlaParams mla_params(const Case& c) {
   s.v_dim = static_cast<int32_t>(c.i64("v_head_dim"));
   s.absorbed = c.str("form") == "absorbed";
   s.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.nope + s.rope)));
+  s.rope_dim = rope::rotary_dim_of(c.params, "rope_", s.nope);
+  s.rope_interleaved = rope::interleaved_of(c.params, "rope_");
+  s.rope_factor = rope::attention_factor_of(c.params, "rope_");
   return s;
 }
 
@@ -87,6 +101,9 @@ MlaStages mla_stages(const MlaParams& s) {
     a.head_dim = qk;
     a.v_head_dim = s.v_dim;
     a.v_stride = s.v_dim;
+    a.rope_dim = s.rope_dim;  // PreRoPE: the decompressed keys and q rotated inside the attention
+    a.rope_interleaved = s.rope_interleaved;
+    a.rope_factor = s.rope_factor;
     st.k_elements = int64_t{s.batch} * s.heads * s.kv_cap * qk;
     st.v_elements = int64_t{s.batch} * s.heads * s.kv_cap * s.v_dim;
   } else {
@@ -281,6 +298,17 @@ class Mla final : public Method {
       return cat("one sequence's ", p.str("form"), " stage tensor would hold ", widest,
                  " elements; the stages take fewer than 2^31 (fewer heads or a shorter kv_len)");
     });
+    rope::add_rope_schema(schema_, "rope_", true, "qk_nope_head_dim");
+    schema_.rule("PreRoPE: form naive, no decoupled key", [](const Params& p, const std::string&) -> std::string {
+      if (!rope::rope_on(p, "rope_")) return {};
+      if (p.str("form") != "naive")
+        return "rope_layout (MLA-PreRoPE) with form=absorbed: the keys are rotated after decompression, so w_uk cannot be "
+               "folded into q; PreRoPE takes form=naive";
+      if (p.i64("qk_rope_head_dim") != 0)
+        return cat("rope_layout (MLA-PreRoPE) with qk_rope_head_dim=", p.i64("qk_rope_head_dim"),
+                   ": PreRoPE rotates the per-head keys and has no decoupled key; set qk_rope_head_dim=0");
+      return {};
+    });
     attention::add_decode_q_len_rule(schema_);
   }
 
@@ -314,11 +342,13 @@ class Mla final : public Method {
     HostTensor kv_len("kv_len", DType::i32, {s.batch});
     for (int64_t b = 0; b < s.batch; ++b) kv_len.set(b, static_cast<double>(len[b]));
     in.emplace("kv_len", std::move(kv_len));
+    if (s.rope_dim > 0) attention::add_rope_inputs(c, s.kv_cap, s.q_len, len, s.rope_dim, in);
     return in;
   }
 
   Reference reference(const Case& c, const TensorMap& in) const override {
     const MlaParams s = mla_params(c);
+    if (s.rope_dim > 0) return prerope_reference(c, s, in);
     const auto len = lengths(c, s);
     const int64_t rows = int64_t{s.batch} * s.heads * s.q_len;
     Reference ref;
@@ -347,6 +377,59 @@ class Mla final : public Method {
     return ref;
   }
 
+  // PreRoPE: the attention reference over K and V decompressed in fp64 (and, for the baseline, in
+  // fp32 sums rounded to the storage dtype, as the naive chain stores them).
+  static Reference prerope_reference(const Case& c, const MlaParams& s, const TensorMap& in) {
+    const MlaStages st = mla_stages(s);
+    const attention::AttentionParams& a = st.attention;
+    const HostTensor &lat = in.at("kv_latent"), &w_uk = in.at("w_uk"), &w_uv = in.at("w_uv");
+    const int64_t R = s.rank, heads = s.heads, T = s.kv_cap;
+    TensorMap exact, base;
+    for (const char* name : {"q", "kv_len", "q_positions", "k_positions", "inv_freq"}) {
+      exact.emplace(name, in.at(name).clone());
+      base.emplace(name, in.at(name).clone());
+    }
+    for (const auto& [name_, width_, w_] : {std::tuple<const char*, int64_t, const HostTensor*>{"k", s.nope, &w_uk},
+                                            {"v", s.v_dim, &w_uv}}) {
+      const char* name = name_;  // named copies: structured bindings cannot be captured (clang 14)
+      const int64_t width = width_;
+      const HostTensor& w = *w_;
+      HostTensor x(name, DType::f64, {s.batch, heads, T, width}), xb(name, DType::f64, {s.batch, heads, T, width});
+      harness_pool().parallel_for(int64_t{s.batch} * heads * T, [&](int64_t begin, int64_t end) {
+        std::vector<double> c64(R), w64(R);
+        std::vector<float> c32(R), w32(R);
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t t = r % T, h = (r / T) % heads, b = r / (T * heads);
+          lat.get_row((b * T + t) * R, R, c64.data());
+          lat.get_row((b * T + t) * R, R, c32.data());
+          for (int64_t n = 0; n < width; ++n) {
+            w.get_row((h * width + n) * R, R, w64.data());
+            w.get_row((h * width + n) * R, R, w32.data());
+            double sum = 0;
+            float sum32 = 0;
+            for (int64_t k = 0; k < R; ++k) {
+              sum += w64[k] * c64[k];
+              sum32 += w32[k] * c32[k];
+            }
+            x.set(r * width + n, sum);
+            xb.set(r * width + n, round_to(c.dtype, sum32));
+          }
+        }
+      });
+      exact.emplace(name, std::move(x));
+      base.emplace(name, std::move(xb));
+    }
+    Reference ref;
+    const double flops = 2.0 * static_cast<double>(s.batch) * heads * T * R * (s.nope + s.v_dim);
+    attention::DenseRows d = attention::dense_rows(c, a, exact, ref, flops, &base);
+    const RowSelection sel{ref.checked_rows, ref.total_rows};
+    ref.baseline_err["O"] = max_abs_diff(d.o, d.o_base, sel);
+    ref.baseline_err["LSE"] = max_abs_diff(d.lse, d.lse_base, sel);
+    ref.tensors.emplace("O", std::move(d.o));
+    ref.tensors.emplace("LSE", std::move(d.lse));
+    return ref;
+  }
+
   Work work(const Case& c) const override {
     const MlaParams s = mla_params(c);
     const auto len = lengths(c, s);
@@ -358,7 +441,8 @@ class Mla final : public Method {
     if (s.absorbed)
       w.flops = 2.0 * q_rows * s.nope * s.rank + 2.0 * pairs * (2.0 * s.rank + s.rope) + 2.0 * q_rows * s.rank * s.v_dim;
     else
-      w.flops = 2.0 * tokens * s.heads * s.rank * (s.nope + s.v_dim) + 2.0 * pairs * (s.nope + s.rope + s.v_dim);
+      w.flops = 2.0 * tokens * s.heads * s.rank * (s.nope + s.v_dim) + 2.0 * pairs * (s.nope + s.rope + s.v_dim) +
+                6.0 * s.rope_dim * (q_rows + tokens * s.heads);  // PreRoPE's rotation of q and of every head's keys
     // What an ideal implementation of either form moves: the inputs once, the outputs once.
     w.bytes = q_rows * (s.nope + s.rope) * es + tokens * (s.rank + s.rope) * es +
               static_cast<double>(s.heads) * (s.nope + s.v_dim) * s.rank * es + q_rows * (s.v_dim * es + 4.0);
@@ -381,6 +465,14 @@ class Mla final : public Method {
   }
 
   std::optional<RelatedCase> baseline(const Case& c) const override {
+    if (rope::rope_on(c.params, "rope_")) {  // PreRoPE against the decoupled form it gives up: absorbed, 64 rotary dims
+      RelatedCase r{"baseline", "mla", c.phase, {}, c.dtype};
+      for (const auto& [name, v] : c.params.items())
+        if (name.rfind("rope_", 0) != 0) r.params[name] = v;
+      r.params["form"] = Value(std::string("absorbed"));
+      r.params["qk_rope_head_dim"] = Value(int64_t{64});
+      return r;
+    }
     if (c.str("form") != "absorbed") return std::nullopt;
     RelatedCase r{"baseline", "mla", c.phase, {}, c.dtype};  // the same case decompressed first
     for (const auto& [name, v] : c.params.items()) r.params[name] = v;

@@ -15,6 +15,13 @@
 // with S_{h,t} = scale·(q^C_h·k^C_{h,t} + q^R_h·k^R_t), scale = 1/√(nope + rope), P = softmax_t S
 // over the keys the bottom-right causal mask leaves (attention_common.h).
 //
+// The PreRoPE variant (rope_layout ≠ none; form naive, qk_rope_head_dim 0): no decoupled key, the
+// latent rows are rank wide, q [batch, heads, q_len, nope] arrives unrotated, and
+//   S_{h,t} = scale·R(p_i)q_h · R(p_t)(w_uk[h]·c_t)
+// with the fused rope's inputs q_positions, k_positions and inv_freq (attention_common.h): the
+// naive chain with the attention stage's rope on. The rotation depends on t, so w_uk cannot be
+// folded into q: there is no absorbed form.
+//
 // The two forms, each a chain of shared stages (projection_common.h, then attention):
 //   naive     K_h = [w_uk[h]·c ; k^R] (nope + rope wide) and V_h = w_uv[h]·c for every cached
 //             token, then attention with head_dim nope + rope, v_head_dim v_dim, one KV head per
@@ -41,6 +48,10 @@ struct MlaParams {
   int32_t rank, rope, nope, v_dim;  // kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim
   bool absorbed;
   float scale;
+  // The PreRoPE variant (rope_layout set; naive only, no decoupled key): the per-head keys are
+  // rotated after decompression, as the attention stage's fused rope rotates them.
+  int32_t rope_dim, rope_interleaved;
+  float rope_factor;
 };
 
 MlaParams mla_params(const Case& c);

@@ -26,7 +26,6 @@
 //   positions in order: the keys an eviction kept, each with its own position).
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 #include <vector>
 
 #include "attnbench/check.h"
@@ -36,14 +35,10 @@
 #include "attnbench/rng.h"
 #include "attnbench/thread_pool.h"
 #include "rope_common.h"
+#include "rope_schema.h"
 
 namespace attnbench::rope {
 namespace {
-
-int32_t rotary_dim_of(const Params& p) {
-  const auto r = static_cast<int32_t>(std::floor(static_cast<double>(p.i64("head_dim")) * p.f64("partial_rotary")));
-  return r / 2 * 2;
-}
 
 class Rope final : public Method {
  public:
@@ -60,32 +55,13 @@ class Rope final : public Method {
     schema_.add({"kv_heads", ParamType::Int, Value(int64_t{8}), {}, 1.0, 1024.0, {}, "key heads"});
     schema_.add({"head_dim", ParamType::Int, Value(int64_t{128}), {}, 2.0, 1024.0, {}, "dimension of each head"});
     schema_.add({"tokens", ParamType::Int, std::nullopt, {}, 1.0, 1e6, {}, "tokens per sequence"});
-    schema_.add({"layout", ParamType::String, Value(std::string("half")), {}, {}, {}, {"half", "interleaved"},
-                 "half: NeoX/Llama pairs (f, f + r/2); interleaved: GPT-J pairs (2f, 2f + 1)"});
-    schema_.add({"partial_rotary", ParamType::Float, Value(1.0), {}, 0.0, 1.0, {},
-                 "fraction of head_dim rotated (HF partial_rotary_factor); 0 rotates nothing"});
-    schema_.add({"base", ParamType::Float, Value(10000.0), {}, 1.0, 1e9, {}, "RoPE base (HF rope_theta)"});
-    schema_.add({"scaling", ParamType::String, Value(std::string("none")), {}, {}, {}, {"none", "linear", "ntk", "yarn"},
-                 "frequency remap for longer contexts"});
-    schema_.add({"factor", ParamType::Float, Value(1.0), {}, 1.0, 1e4, {}, "context extension factor of the scaling"});
-    schema_.add({"original_max_position", ParamType::Int, Value(int64_t{4096}), {}, 1.0, 1e8, {},
-                 "YaRN: the context the model was trained on"});
-    schema_.add({"beta_fast", ParamType::Float, Value(32.0), {}, 1e-3, 1e4, {}, "YaRN: rotations where the ramp starts"});
-    schema_.add({"beta_slow", ParamType::Float, Value(1.0), {}, 1e-3, 1e4, {}, "YaRN: rotations where it ends"});
+    add_rope_schema(schema_, "", false);
     schema_.add({"positions", ParamType::String, Value(std::string("contiguous")), {}, {}, {}, {"contiguous", "scattered"},
                  "contiguous from a seeded offset, or distinct seeded positions in order (kept keys)"});
     schema_.add({"max_position", ParamType::Int, Value(int64_t{8192}), {}, 1.0, 1e8, {}, "positions are below this"});
     schema_.rule("tokens <= max_position", [](const Params& p, const std::string&) -> std::string {
       if (p.i64("tokens") <= p.i64("max_position")) return {};
       return cat("tokens=", p.i64("tokens"), " distinct positions do not fit below max_position=", p.i64("max_position"));
-    });
-    schema_.rule("ntk: rotary dims > 2", [](const Params& p, const std::string&) -> std::string {
-      if (p.str("scaling") != "ntk" || rotary_dim_of(p) > 2) return {};
-      return "scaling=ntk needs more than 2 rotary dims (its exponent is r/(r − 2))";
-    });
-    schema_.rule("beta_fast > beta_slow", [](const Params& p, const std::string&) -> std::string {
-      if (p.f64("beta_fast") > p.f64("beta_slow")) return {};
-      return "YaRN's ramp needs beta_fast > beta_slow";
     });
   }
 
@@ -107,11 +83,7 @@ class Rope final : public Method {
     in.emplace("q", normal_tensor("q", c.dtype, {s.batch, s.q_heads, s.tokens, s.head_dim}, c.seed));
     in.emplace("k", normal_tensor("k", c.dtype, {s.batch, s.kv_heads, s.tokens, s.head_dim}, c.seed));
     in.emplace("positions", positions(c, s));
-    const std::vector<double> theta = frequencies(c, s.rotary_dim);
-    HostTensor f("inv_freq", DType::f32, {std::max<int64_t>(1, s.rotary_dim / 2)});
-    f.fill(0.0);  // rotary_dim 0: one unused element
-    for (size_t i = 0; i < theta.size(); ++i) f.set(static_cast<int64_t>(i), theta[i]);
-    in.emplace("inv_freq", std::move(f));
+    in.emplace("inv_freq", inv_freq_tensor(rope_frequencies(c.params, "", s.rotary_dim), s.rotary_dim));
     return in;
   }
 
@@ -138,20 +110,9 @@ class Rope final : public Method {
           x.get_row(r * s.head_dim, s.head_dim, row32.data());
           double* o = out.data<double>() + r * s.head_dim;
           double* o_base = base.data<double>() + r * s.head_dim;
-          for (int x_ = 0; x_ < s.head_dim; ++x_) {
-            if (x_ >= s.rotary_dim) {
-              o[x_] = row[x_];
-              o_base[x_] = row[x_];
-              continue;
-            }
-            const float a = p * theta[pair_of(s, x_)];  // the angle: fl32(p·θ_f)
-            const int y = partner_of(s, x_);
-            const double sign = sine_sign(s, x_);
-            o[x_] = s.attention_factor * (row[x_] * std::cos(static_cast<double>(a)) + sign * row[y] * std::sin(static_cast<double>(a)));
-            // The baseline: fp32 cos, sin and products, rounded once to the storage dtype.
-            const float v = s.attention_factor * (row32[x_] * std::cos(a) + static_cast<float>(sign) * row32[y] * std::sin(a));
-            o_base[x_] = round_to(c.dtype, v);
-          }
+          const Rotation rot{s.rotary_dim, s.interleaved != 0, s.attention_factor, theta.data()};
+          rotate_row(rot, p, row.data(), o, s.head_dim);
+          rotate_row_base(rot, p, row32.data(), o_base, s.head_dim, c.dtype);
         }
       });
       ref.baseline_err[name + "_rot"] = max_abs_diff(out, base, RowSelection{{}, rows});
@@ -192,29 +153,6 @@ class Rope final : public Method {
     return t;
   }
 
-  // θ_f for f in [0, r/2) after the case's scaling, in fp64 (the header's formulas).
-  static std::vector<double> frequencies(const Case& c, int32_t r) {
-    std::vector<double> theta(r / 2);
-    const double base = c.f64("base"), factor = c.f64("factor");
-    const std::string& scaling = c.str("scaling");
-    const double b = scaling == "ntk" ? base * std::pow(factor, static_cast<double>(r) / (r - 2)) : base;
-    for (int32_t f = 0; f < r / 2; ++f) theta[f] = std::pow(b, -2.0 * f / r);
-    if (scaling == "linear")
-      for (double& t : theta) t /= factor;
-    if (scaling == "yarn") {
-      const double L = static_cast<double>(c.i64("original_max_position"));
-      const auto dim_of = [&](double beta) { return r * std::log(L / (beta * 2 * std::numbers::pi)) / (2 * std::log(base)); };
-      const double low = std::max(0.0, std::floor(dim_of(c.f64("beta_fast"))));
-      double high = std::min(static_cast<double>(r - 1), std::ceil(dim_of(c.f64("beta_slow"))));
-      if (high == low) high += 0.001;
-      for (int32_t f = 0; f < r / 2; ++f) {
-        const double ramp = std::clamp((f - low) / (high - low), 0.0, 1.0), interp = theta[f] / factor;
-        theta[f] = interp + (theta[f] - interp) * (1.0 - ramp);
-      }
-    }
-    return theta;
-  }
-
   MethodInfo info_;
   ParamSchema schema_;
 };
@@ -228,10 +166,9 @@ RopeParams rope_params(const Case& c) {
   s.kv_heads = static_cast<int32_t>(c.i64("kv_heads"));
   s.head_dim = static_cast<int32_t>(c.i64("head_dim"));
   s.tokens = static_cast<int32_t>(c.i64("tokens"));
-  s.rotary_dim = rotary_dim_of(c.params);
-  s.interleaved = c.str("layout") == "interleaved";
-  const double factor = c.f64("factor");
-  s.attention_factor = c.str("scaling") == "yarn" && factor > 1.0 ? static_cast<float>(0.1 * std::log(factor) + 1.0) : 1.0f;
+  s.rotary_dim = rotary_dim_of(c.params, "", s.head_dim);
+  s.interleaved = interleaved_of(c.params, "");
+  s.attention_factor = attention_factor_of(c.params, "");
   return s;
 }
 

@@ -12,10 +12,7 @@ class CpuAttention final : public Impl {
 
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     const attention::AttentionParams s = attention::attention_params(c);
-    stage_.prepare(s, c.dtype,
-                   {io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io["kv_len"].ptr<int32_t>(), io["O"].ptr(),
-                    io["LSE"].ptr<float>(), s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr},
-                   as_cpu(backend));
+    stage_.prepare(s, c.dtype, attn::case_io(s, io), as_cpu(backend));
   }
 
   std::string compute_ceiling() const override { return stage_.compute_ceiling(); }

@@ -224,28 +224,34 @@ inline void attend_few(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
   std::fill(f.l, f.l + nr * W, 0.0f);
   std::fill(m, m + nr, -INFINITY);
 
-  // The group's first key row; rows_at(base, row length, row stride, padded width, jb, bc, buffer).
+  // The group's first key row; rows_at(base, row length, row stride, padded width, jb, bc, buffer,
+  // whether the rows are keys).
   const int64_t kv0 = (b * P.s.kv_heads + g) * P.s.kv_cap;
   const auto run = [&](auto rows_at) {
     for_visible_blocks(sp, j0, kDecKeys, 1, [&](int64_t jb, int64_t bc) {
-      few_block(P, f, nr, jb, bc, sp, rows_at(P.k, d, d, dp, jb, bc, f.kbuf), rows_at(P.v, dv, ldv, dvp, jb, bc, f.vbuf), m);
+      few_block(P, f, nr, jb, bc, sp, rows_at(P.k, d, d, dp, jb, bc, f.kbuf, true),
+                rows_at(P.v, dv, ldv, dvp, jb, bc, f.vbuf, false), m);
     });
   };
-  if (d % W != 0 || dv % W != 0) {
-    run([&](const void* base, int64_t n, int64_t ld, int64_t np, int64_t jb, int64_t bc, float* buf) {
-      for (int64_t j = 0; j < bc; ++j) row_to_f32<S>(row_ptr(base, P.dtype, (kv0 + jb + j) * ld), P.dtype, n, np, buf + j * np);
+  // The fused rope rotates each key as it is widened (the in-place loads cannot).
+  if (d % W != 0 || dv % W != 0 || P.s.rope_dim > 0) {
+    run([&](const void* base, int64_t n, int64_t ld, int64_t np, int64_t jb, int64_t bc, float* buf, bool is_k) {
+      for (int64_t j = 0; j < bc; ++j) {
+        row_to_f32<S>(row_ptr(base, P.dtype, (kv0 + jb + j) * ld), P.dtype, n, np, buf + j * np);
+        if (is_k && P.s.rope_dim > 0) rotate_row(P.s, P.k_rope + (b * P.s.kv_cap + jb + j) * 2 * P.s.rope_dim, buf + j * np);
+      }
       return Widened{buf, np};
     });
   } else if (P.dtype == DType::f32) {
-    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*) {
+    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*, bool) {
       return InPlace<float>(static_cast<const float*>(base) + (kv0 + jb) * ld, ld);
     });
   } else if (P.dtype == DType::bf16) {
-    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*) {
+    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*, bool) {
       return InPlace<Bf16>(static_cast<const Bf16*>(base) + (kv0 + jb) * ld, ld);
     });
   } else {
-    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*) {
+    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*, bool) {
       return InPlace<F16>(static_cast<const F16*>(base) + (kv0 + jb) * ld, ld);
     });
   }

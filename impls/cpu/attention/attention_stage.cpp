@@ -9,9 +9,21 @@
 
 namespace attnbench::cpu::attn {
 
+StageIo case_io(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates) {
+  StageIo sio{io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io["kv_len"].ptr<int32_t>(), io["O"].ptr(), io["LSE"].ptr<float>(),
+              s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr, row_gates};
+  if (s.rope_dim > 0) {
+    sio.q_positions = io["q_positions"].ptr<int32_t>();
+    sio.k_positions = io["k_positions"].ptr<int32_t>();
+    sio.inv_freq = io["inv_freq"].ptr<float>();
+  }
+  return sio;
+}
+
 void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, const StageIo& io, CpuBackend& cpu) {
   pool_ = &cpu.pool();
   kernels_ = &cpu.kernels<KernelTable>();
+  rope_kernels_ = &cpu.kernels<rope_kernel::Kernels>();
   const int64_t w = kernels_->vector_width;
   problem_ = {s, dtype, (s.head_dim + w - 1) / w * w, (s.v_head_dim + w - 1) / w * w, s.scale,
               io.q, io.k, io.v, io.kv_len, io.o, io.lse, io.alibi_slopes, io.row_gates, nullptr, nullptr};
@@ -23,6 +35,17 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
     row_count_ = cpu.allocator().allocate(groups_ * sizeof(int32_t), "attention.row_count");
     problem_.row_map = row_map_->ptr<int32_t>();
     problem_.row_count = row_count_->ptr<int32_t>();
+  }
+  if (s.rope_dim > 0) {
+    ATTNBENCH_ASSERT(io.q_positions && io.k_positions && io.inv_freq, "rope attention without its positions");
+    q_positions_ = io.q_positions;
+    k_positions_ = io.k_positions;
+    inv_freq_ = io.inv_freq;
+    const int64_t row = 2 * int64_t{s.rope_dim} * sizeof(float);
+    q_rope_ = cpu.allocator().allocate(int64_t{s.batch} * s.q_len * row, "attention.q_rope");
+    k_rope_ = cpu.allocator().allocate(int64_t{s.batch} * s.kv_cap * row, "attention.k_rope");
+    problem_.q_rope = q_rope_->ptr<float>();
+    problem_.k_rope = k_rope_->ptr<float>();
   }
   const int64_t threads = pool_->size();
   if (rows_ <= kDirectRows) {
@@ -42,7 +65,8 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
   scratch_stride_ = scratch_floats(problem_.dp, problem_.dvp);
   // bf16 tasks of many rows on the tiles; decode (few rows) stays bound by reading K and V. The
   // tiles' packing takes V as wide as K, in its own rows.
-  amx_ = cpu.amx() && dtype == DType::bf16 && rows_ > kDirectRows && s.v_head_dim == s.head_dim && s.v_stride == s.head_dim;
+  amx_ = cpu.amx() && dtype == DType::bf16 && rows_ > kDirectRows && s.v_head_dim == s.head_dim && s.v_stride == s.head_dim &&
+         s.rope_dim == 0;
   if (amx_) {
     packed_ = amx::packed_shape(s);
     packed_k_ = cpu.allocator().allocate(amx::k_elements(packed_) * 2, "attention.amx_k");
@@ -84,7 +108,25 @@ void AttentionStage::map_rows() {
   });
 }
 
+// Each query's and each key's rotation (rope's coefficient rows): positions are per sequence, so a
+// row serves every head; the kernels read it as they load q and k.
+void AttentionStage::rope_coefficients() {
+  const attention::AttentionParams& s = problem_.s;
+  const auto& kernels = *rope_kernels_;
+  for (const bool keys : {false, true}) {
+    rope_kernel::Job job{};
+    job.s = {.batch = s.batch, .q_heads = 0, .kv_heads = 0, .head_dim = s.head_dim, .tokens = keys ? s.kv_cap : s.q_len,
+             .rotary_dim = s.rope_dim, .interleaved = s.rope_interleaved, .attention_factor = s.rope_factor};
+    job.positions = keys ? k_positions_ : q_positions_;
+    job.inv_freq = inv_freq_;
+    float* table = keys ? k_rope_->ptr<float>() : q_rope_->ptr<float>();
+    pool_->parallel_for(int64_t{s.batch} * job.s.tokens, [&](int64_t begin, int64_t end) { kernels.coefficients(job, begin, end, table); },
+                        64);
+  }
+}
+
 void AttentionStage::run() {
+  if (problem_.s.rope_dim > 0) rope_coefficients();
   if (problem_.s.head_sparse) map_rows();
   if (amx_) {
     const int64_t blocks = packed_.keys / amx::kBlockKeys;

@@ -9,6 +9,11 @@
 // there are too few groups to fill the threads: each split writes a partial (m, l, O) and a
 // second pass merges the splits (flash-decoding).
 //
+// Fused rope: a first pass forms every query's and key's rotation once (rope's coefficient kernel,
+// a row per position serving all heads), and the kernels rotate q as they pack it and k as they
+// widen it (fp32, never stored); the AMX path does not take it, so bf16 prefill with rope runs the
+// vector kernel.
+//
 // Head-sparse (moh): a first pass compacts each group's active rows into its row map and writes the
 // skipped rows (O = 0, LSE = −inf); tasks then cover positions below the group's count only, so a
 // group with no active row costs nothing and a task's work counts only active rows.
@@ -19,6 +24,8 @@
 #include "../runtime/cpu_backend.h"
 #include "attention_amx.h"
 #include "attention_kernel.h"
+#include "attnbench/impl.h"
+#include "rope_kernel.h"
 
 namespace attnbench::cpu::attn {
 
@@ -33,7 +40,14 @@ struct StageIo {
   float* lse;
   const float* alibi_slopes;
   const float* row_gates = nullptr;
+  // With s.rope_dim: the fused rope's inputs (attention_common.h).
+  const int32_t* q_positions = nullptr;
+  const int32_t* k_positions = nullptr;
+  const float* inv_freq = nullptr;
 };
+
+// The stage's buffers for a case of an attention method (mha ... cog, moh): the case's own tensors.
+StageIo case_io(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates = nullptr);
 
 class AttentionStage {
  public:
@@ -47,14 +61,19 @@ class AttentionStage {
   int64_t window_first_key(int64_t b, int64_t g) const;
   void map_rows();
   void merge_splits();
+  void rope_coefficients();
   void store(char* out, int64_t x, float v) const;
 
   ThreadPool* pool_ = nullptr;
   const KernelTable* kernels_ = nullptr;
+  const rope_kernel::Kernels* rope_kernels_ = nullptr;
   Problem problem_{};
   int64_t rows_ = 0, groups_ = 0, splits_ = 1, row_blocks_ = 1, split_len_ = 0, span_ = 0;
   size_t scratch_stride_ = 0;
-  BufferPtr scratch_, partials_, row_map_, row_count_;
+  BufferPtr scratch_, partials_, row_map_, row_count_, q_rope_, k_rope_;
+  const int32_t* q_positions_ = nullptr;
+  const int32_t* k_positions_ = nullptr;
+  const float* inv_freq_ = nullptr;
   bool amx_ = false;
   amx::Packed packed_{};
   BufferPtr packed_k_, packed_v_;

@@ -33,10 +33,7 @@ class CpuMoh final : public Impl {
       logits_stage_.prepare(st.router_logits, c.dtype, io["x"].ptr(), io["w_router"].ptr(), logits_, nullptr, cpu);
     }
     const attention::AttentionParams& a = st.attention;
-    attention_.prepare(a, c.dtype,
-                       {io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io["kv_len"].ptr<int32_t>(), io["O"].ptr(),
-                        io["LSE"].ptr<float>(), a.alibi ? io["alibi_slopes"].ptr<float>() : nullptr, gates_},
-                       cpu);
+    attention_.prepare(a, c.dtype, attn::case_io(a, io, gates_), cpu);
   }
 
   std::string compute_ceiling() const override { return attention_.compute_ceiling(); }

@@ -25,15 +25,7 @@ class CudaAttention final : public Impl {
     CudaBackend& be = as_cuda(backend);
     stream_ = be.stream();
     const attention::AttentionParams s = attention::attention_params(c);
-    AttentionBuffers buffers;
-    buffers.q = io["q"].ptr();
-    buffers.k = io["k"].ptr();
-    buffers.v = io["v"].ptr();
-    buffers.kv_len = io["kv_len"].ptr<int32_t>();
-    buffers.o = io["O"].ptr();
-    buffers.lse = io["LSE"].ptr<float>();
-    buffers.alibi_slopes = s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr;
-    stage_.prepare(V, s, c.dtype, c.phase == "decode", be, buffers);
+    stage_.prepare(V, s, c.dtype, c.phase == "decode", be, case_buffers(s, io));
   }
 
   std::string compute_ceiling() const override { return stage_.compute_ceiling(); }

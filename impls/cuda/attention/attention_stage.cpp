@@ -182,6 +182,24 @@ Support common_limits(const attention::AttentionParams& s, bool decode, const Ke
 
 }  // namespace
 
+AttentionBuffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates) {
+  AttentionBuffers b;
+  b.q = io["q"].ptr();
+  b.k = io["k"].ptr();
+  b.v = io["v"].ptr();
+  b.kv_len = io["kv_len"].ptr<int32_t>();
+  b.o = io["O"].ptr();
+  b.lse = io["LSE"].ptr<float>();
+  b.alibi_slopes = s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr;
+  b.row_gates = row_gates;
+  if (s.rope_dim > 0) {
+    b.q_positions = io["q_positions"].ptr<int32_t>();
+    b.k_positions = io["k_positions"].ptr<int32_t>();
+    b.inv_freq = io["inv_freq"].ptr<float>();
+  }
+  return b;
+}
+
 Support AttentionStage::supports(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode,
                                  const DeviceLimits& limits) {
   if (variant == AttentionVariant::mma) {
@@ -227,6 +245,27 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
   attn::Params& p = params_;
   p.q = buffers.q;
   p.k = buffers.k;
+  elem_ = *elem_of(dtype);
+  q_rot_.reset();
+  k_rot_.reset();
+  if (s.rope_dim > 0) {
+    // rope.cu once for q (its tokens: q_len) and once for k (kv_cap); the other tensor of each
+    // pass has no heads, so it is never read or written.
+    ATTNBENCH_ASSERT(buffers.q_positions && buffers.k_positions && buffers.inv_freq, "rope attention without its positions");
+    const size_t es = dtype_size(dtype);
+    q_rot_ = be.allocator().allocate(size_t{static_cast<uint32_t>(s.batch)} * s.q_heads * s.q_len * s.head_dim * es, name + ".q_rot");
+    k_rot_ = be.allocator().allocate(size_t{static_cast<uint32_t>(s.batch)} * s.kv_heads * s.kv_cap * s.head_dim * es, name + ".k_rot");
+    const rope::RopeParams base{.batch = s.batch, .q_heads = 0, .kv_heads = 0, .head_dim = s.head_dim, .tokens = 0,
+                                .rotary_dim = s.rope_dim, .interleaved = s.rope_interleaved, .attention_factor = s.rope_factor};
+    rope_q_ = {base, buffers.q, buffers.q, buffers.q_positions, buffers.inv_freq, q_rot_->ptr(), q_rot_->ptr()};
+    rope_q_.s.q_heads = s.q_heads;
+    rope_q_.s.tokens = s.q_len;
+    rope_k_ = {base, buffers.k, buffers.k, buffers.k_positions, buffers.inv_freq, k_rot_->ptr(), k_rot_->ptr()};
+    rope_k_.s.kv_heads = s.kv_heads;
+    rope_k_.s.tokens = s.kv_cap;
+    p.q = q_rot_->ptr();
+    p.k = k_rot_->ptr();  // V is not rotated: it keeps its own buffer
+  }
   p.v = buffers.v;
   p.kv_len = buffers.kv_len;
   p.o = buffers.o;
@@ -273,6 +312,9 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
 }
 
 void AttentionStage::enqueue(cudaStream_t stream) const {
+  if (q_rot_)
+    for (const rope_kernel::Args* a : {&rope_q_, &rope_k_})
+      if (int64_t{a->s.batch} * a->s.tokens > 0) ATTNBENCH_CUDA_CHECK(rope_kernel::rotate_launch(elem_, *a, stream));
   if (params_.s.head_sparse) ATTNBENCH_CUDA_CHECK(map_rows_(params_, stream));
   ATTNBENCH_CUDA_CHECK(launch_(params_, row_blocks_, stream));
   if (params_.splits > 1) ATTNBENCH_CUDA_CHECK(split_combine_(params_, stream));

@@ -1,7 +1,9 @@
 // The attention stage on CUDA, prepared from its parameters rather than from a case: what the
 // attention methods' impls (attention_cuda.cpp) and mla's (mla_cuda.cpp, over its workspaces)
 // share — the kernel choice per variant, the limits it is checked against, the KV split count,
-// the split partials' workspace and the launches. Host C++ only.
+// the split partials' workspace and the launches. Host C++ only. The kernels do not rotate: with
+// the fused rope's parameters the stage first runs rope's own kernel (rope.cu) into rotated copies
+// of q and k, rounded to the storage dtype, which every variant then reads.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "attention_launch.h"
+#include "rope_launch.h"
 #include "attnbench/allocator.h"
 #include "attnbench/dtype.h"
 #include "attnbench/impl.h"
@@ -34,7 +37,14 @@ struct AttentionBuffers {
   float* lse = nullptr;
   const float* alibi_slopes = nullptr;  // with s.alibi
   const float* row_gates = nullptr;     // with s.head_sparse: [batch, q_heads, q_len] f32
+  // With s.rope_dim: the rope's inputs (attention_common.h).
+  const int32_t* q_positions = nullptr;
+  const int32_t* k_positions = nullptr;
+  const float* inv_freq = nullptr;
 };
+
+// The stage's buffers for a case of an attention method (mha ... cog, moh): the case's own tensors.
+AttentionBuffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates = nullptr);
 
 class AttentionStage {
  public:
@@ -49,7 +59,7 @@ class AttentionStage {
   void prepare(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode, CudaBackend& be,
                const AttentionBuffers& buffers, const std::string& name = "attention");
 
-  // Enqueues map_rows with head_sparse, the kernel, and split_combine when the keys are split, on
+  // Enqueues rope's kernel for q and for k with the rope parameters, map_rows with head_sparse, the kernel, and split_combine when the keys are split, on
   // `stream`.
   void enqueue(cudaStream_t stream) const;
 
@@ -65,7 +75,9 @@ class AttentionStage {
   attn::Params params_{};
   int row_blocks_ = 1;
   std::string ceiling_;
-  BufferPtr part_o_, part_lse_, row_map_, row_count_;
+  BufferPtr part_o_, part_lse_, row_map_, row_count_, q_rot_, k_rot_;
+  attn::Elem elem_ = attn::Elem::f32;
+  rope_kernel::Args rope_q_{}, rope_k_{};
 };
 
 }  // namespace attnbench::cuda

@@ -61,16 +61,7 @@ class CudaMoh final : public Impl {
       router_.logits = logits_->ptr<float>();
     }
     const attention::AttentionParams& s = st.attention;
-    AttentionBuffers a;
-    a.q = io["q"].ptr();
-    a.k = io["k"].ptr();
-    a.v = io["v"].ptr();
-    a.kv_len = io["kv_len"].ptr<int32_t>();
-    a.o = io["O"].ptr();
-    a.lse = io["LSE"].ptr<float>();
-    a.alibi_slopes = s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr;
-    a.row_gates = gates;
-    attention_.prepare(AttentionVariant::general, s, c.dtype, c.phase == "decode", be, a, "moh.attention");
+    attention_.prepare(AttentionVariant::general, s, c.dtype, c.phase == "decode", be, case_buffers(s, io, gates), "moh.attention");
   }
 
   std::string compute_ceiling() const override { return attention_.compute_ceiling(); }

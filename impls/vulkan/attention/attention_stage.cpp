@@ -11,17 +11,32 @@ namespace attnbench::vulkan::attn {
 
 Plan plan_variant(Variant v, const attention::AttentionParams& s, DType dtype, const DeviceLimits& limits,
                   const std::string& phase) {
-  return v == Variant::coopmat_nv ? plan_coopmat_nv(s, dtype, limits, phase) : plan_portable(s, dtype, limits);
+  Plan p = v == Variant::coopmat_nv ? plan_coopmat_nv(s, dtype, limits, phase) : plan_portable(s, dtype, limits);
+  if (p.unsupported.empty() && s.rope_dim > 0)
+    p.unsupported = missing_feature(limits, {"storage16", "float64"}, "the rope pass before attention (fp64 angle reduction)");
+  return p;
+}
+
+Buffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const Buffer* row_gates) {
+  Buffers b{&io["q"], &io["k"], &io["v"], &io["kv_len"], &io["O"], &io["LSE"], s.alibi ? &io["alibi_slopes"] : nullptr, row_gates};
+  if (s.rope_dim > 0) {
+    b.q_positions = &io["q_positions"];
+    b.k_positions = &io["k_positions"];
+    b.inv_freq = &io["inv_freq"];
+  }
+  return b;
 }
 
 Stage::Stage() = default;
 Stage::~Stage() = default;
 
-void Stage::prepare(VulkanBackend& be, const Plan& plan, DType dtype, const Buffers& io) {
+void Stage::prepare(VulkanBackend& be, const Plan& plan, DType dtype, const Buffers& given) {
   ATTNBENCH_ASSERT(plan.unsupported.empty(), "prepare() of an attention the plan refused: ", plan.unsupported);
   be_ = &be;
   plan_ = plan;
   const attention::AttentionParams& s = plan_.push.s;
+  Buffers io = given;
+  if (s.rope_dim > 0) prepare_rope(dtype, io);
   const bool split = plan_.push.plan.splits > 1;
   groups_ = static_cast<uint32_t>(s.batch * s.kv_heads);
   part_ml_ = be.allocator().allocate(split ? partial_ml_bytes(s, plan_) : 16, "attention.partial_ml");
@@ -57,7 +72,35 @@ void Stage::prepare(VulkanBackend& be, const Plan& plan, DType dtype, const Buff
   }
 }
 
+// rope.comp once for q (its tokens: q_len) and once for k (kv_cap), each pass's other tensor
+// bound to its own buffers and never touched (no heads of it), then the kernels read the copies.
+void Stage::prepare_rope(DType dtype, Buffers& io) {
+  const attention::AttentionParams& s = plan_.push.s;
+  ATTNBENCH_ASSERT(io.q_positions && io.k_positions && io.inv_freq, "rope attention without its positions");
+  const size_t es = dtype_size(dtype);
+  q_rot_ = be_->allocator().allocate(uint64_t{static_cast<uint32_t>(s.batch)} * s.q_heads * s.q_len * s.head_dim * es, "attention.q_rot");
+  k_rot_ = be_->allocator().allocate(uint64_t{static_cast<uint32_t>(s.batch)} * s.kv_heads * s.kv_cap * s.head_dim * es, "attention.k_rot");
+  const DeviceView d(be_->probe().limits);
+  const Pipeline& p = be_->pipeline("rope", {d.workgroup(128), dtype_code(dtype)}, 6);
+  const rope::RopeParams base{.batch = s.batch, .q_heads = 0, .kv_heads = 0, .head_dim = s.head_dim, .tokens = 0,
+                              .rotary_dim = s.rope_dim, .interleaved = s.rope_interleaved, .attention_factor = s.rope_factor};
+  rope_q_push_ = base;
+  rope_q_push_.q_heads = s.q_heads;
+  rope_q_push_.tokens = s.q_len;
+  rope_k_push_ = base;
+  rope_k_push_.kv_heads = s.kv_heads;
+  rope_k_push_.tokens = s.kv_cap;
+  rope_q_ = be_->bind(p, {io.q, io.q, io.q_positions, io.inv_freq, q_rot_.get(), q_rot_.get()});
+  rope_k_ = be_->bind(p, {io.k, io.k, io.k_positions, io.inv_freq, k_rot_.get(), k_rot_.get()});
+  io.q = q_rot_.get();
+  io.k = k_rot_.get();  // V is not rotated: it keeps its own buffer
+}
+
 void Stage::run() {
+  if (rope_q_) {
+    be_->dispatch(*rope_q_, rope_q_push_, uint64_t{static_cast<uint32_t>(rope_q_push_.batch)} * rope_q_push_.tokens);
+    be_->dispatch(*rope_k_, rope_k_push_, uint64_t{static_cast<uint32_t>(rope_k_push_.batch)} * rope_k_push_.tokens);
+  }
   if (row_map_pass_) be_->dispatch(*row_map_pass_, plan_.push, groups_);
   be_->dispatch(*main_, plan_.push, plan_.push.plan.groups);
   // One merge workgroup per task position of each (batch, KV head).

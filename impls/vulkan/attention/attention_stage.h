@@ -3,7 +3,10 @@
 // compute attention as one of their steps (mla, moh) run the same code. prepare() builds the
 // pipelines (cached by the backend), allocates the split partials (and with head_sparse the row
 // map) and binds the buffers once; run() records one dispatch, preceded by the row map pass with
-// head_sparse and followed by the merge of split partials when the plan splits the keys.
+// head_sparse and followed by the merge of split partials when the plan splits the keys. With the
+// fused rope's parameters the kernels do not rotate: rope's own shader (rope.comp) first writes
+// rotated copies of q and k, rounded to the storage dtype, which the kernels then read — the
+// standalone path attention_common.h allows.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +15,8 @@
 
 #include "attention_plan.h"
 #include "attnbench/backend.h"
+#include "attnbench/impl.h"
+#include "reference/attention/rope_common.h"
 
 namespace attnbench::vulkan {
 
@@ -31,7 +36,12 @@ struct Buffers {
   const Buffer *q = nullptr, *k = nullptr, *v = nullptr, *kv_len = nullptr, *o = nullptr, *lse = nullptr;
   const Buffer* alibi_slopes = nullptr;
   const Buffer* row_gates = nullptr;
+  // With s.rope_dim: the rope's inputs (attention_common.h).
+  const Buffer *q_positions = nullptr, *k_positions = nullptr, *inv_freq = nullptr;
 };
+
+// The stage's buffers for a case of an attention method (mha ... cog, moh): the case's own tensors.
+Buffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const Buffer* row_gates = nullptr);
 
 class Stage {
  public:
@@ -41,10 +51,13 @@ class Stage {
   void run();
 
  private:
+  void prepare_rope(DType dtype, Buffers& io);
+
   VulkanBackend* be_ = nullptr;
   Plan plan_;
-  BufferPtr part_ml_, part_o_, row_map_, row_count_;
-  std::unique_ptr<BoundPipeline> row_map_pass_, main_, merge_;
+  BufferPtr part_ml_, part_o_, row_map_, row_count_, q_rot_, k_rot_;
+  std::unique_ptr<BoundPipeline> row_map_pass_, main_, merge_, rope_q_, rope_k_;
+  rope::RopeParams rope_q_push_{}, rope_k_push_{};
   uint32_t groups_ = 0;  // batch · kv_heads
 };
 

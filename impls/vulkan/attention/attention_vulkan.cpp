@@ -23,8 +23,7 @@ class VulkanAttention final : public Impl {
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     VulkanBackend& be = as_vulkan(backend);
     const attention::AttentionParams s = attention::attention_params(c);
-    stage_.prepare(be, plan(c, be.probe().limits), c.dtype,
-                   {&io["q"], &io["k"], &io["v"], &io["kv_len"], &io["O"], &io["LSE"], s.alibi ? &io["alibi_slopes"] : nullptr});
+    stage_.prepare(be, plan(c, be.probe().limits), c.dtype, attn::case_buffers(s, io));
   }
 
   void run() override { stage_.run(); }

@@ -31,7 +31,7 @@ MlaPlans plan_mla(const Case& c, const DeviceLimits& limits) {
   const mla::MlaStages& st = p.stages;
   p.first = proj::plan_projection(m.absorbed ? st.absorb_q : st.decompress_k, c.dtype, limits);
   p.second = proj::plan_projection(m.absorbed ? st.project_out : st.decompress_v, c.dtype, limits);
-  p.attention = attn::plan_portable(st.attention, c.dtype, limits);
+  p.attention = attn::plan_variant(attn::Variant::portable, st.attention, c.dtype, limits, c.phase);
   if (!p.first.unsupported.empty())
     p.unsupported = cat(m.absorbed ? "absorb_q: " : "decompress_k: ", p.first.unsupported);
   else if (!p.second.unsupported.empty())
@@ -69,7 +69,13 @@ class VulkanMla final : public Impl {
       b_ = workspace(p.stages.v_elements, "mla.v");
       first_.prepare(be, p.first, latent, io["w_uk"], kv_len, *a_);
       second_.prepare(be, p.second, latent, io["w_uv"], kv_len, *b_);
-      attention_.prepare(be, p.attention, c.dtype, {&q, a_.get(), b_.get(), &kv_len, &io["O"], &io["LSE"]});
+      attn::Buffers buffers{&q, a_.get(), b_.get(), &kv_len, &io["O"], &io["LSE"]};
+      if (p.stages.attention.rope_dim > 0) {  // PreRoPE: the stage rotates q and the decompressed keys
+        buffers.q_positions = &io["q_positions"];
+        buffers.k_positions = &io["k_positions"];
+        buffers.inv_freq = &io["inv_freq"];
+      }
+      attention_.prepare(be, p.attention, c.dtype, buffers);
     }
   }
 

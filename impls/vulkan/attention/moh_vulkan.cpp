@@ -58,7 +58,7 @@ MohPlans plan_moh(const Case& c, const DeviceLimits& limits) {
   const moh::MohStages& st = p.stages;
   if (st.router.learned) p.logits = proj::plan_projection(st.router_logits, c.dtype, limits);
   p.router = plan_router(st.router, c.dtype, limits);
-  p.attention = attn::plan_portable(st.attention, c.dtype, limits);
+  p.attention = attn::plan_variant(attn::Variant::portable, st.attention, c.dtype, limits, c.phase);
   if (!p.logits.unsupported.empty()) p.unsupported = cat("router_logits: ", p.logits.unsupported);
   else if (!p.router.unsupported.empty()) p.unsupported = cat("router: ", p.router.unsupported);
   else if (!p.attention.unsupported.empty()) p.unsupported = cat("attention: ", p.attention.unsupported);
@@ -90,8 +90,7 @@ class VulkanMoh final : public Impl {
     }
     router_ = be.bind(be.pipeline("moh_router", p.router.constants, 4), {&q, logits, &gates, &io["heads_idx"]});
     const attention::AttentionParams& a = p.stages.attention;
-    attention_.prepare(be, p.attention, c.dtype,
-                       {&q, &io["k"], &io["v"], &io["kv_len"], &io["O"], &io["LSE"], a.alibi ? &io["alibi_slopes"] : nullptr, &gates});
+    attention_.prepare(be, p.attention, c.dtype, attn::case_buffers(a, io, &gates));
   }
 
   void run() override {

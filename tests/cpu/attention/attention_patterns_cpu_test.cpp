@@ -1,4 +1,4 @@
-// The attention patterns (window, sinks, soft-cap, ALiBi) and rope on the CPU kernels: every ISA, AMX on
+// The attention patterns (window, sinks, soft-cap, ALiBi), rope and the fused rope on the CPU kernels: every ISA, AMX on
 // and off (cpu_rows_not_passing), window ≥ kv_len equal to plain causal attention to the bit, and
 // a decode step that never reads the keys outside its window.
 #include "attention_pattern_checks.h"
@@ -27,4 +27,13 @@ TEST_CASE("rope passes on the CPU at every ISA", "[cpu]") { CHECK(test::cpu_rows
 TEST_CASE("rope: YaRN at factor 1 is plain RoPE on the CPU, bit for bit", "[cpu]") {
   Backend& cpu = test::require_backend("cpu");
   CHECK(test::equal_pair_mismatches(test::kRopeEqualities, cpu, "rotate").empty());
+}
+
+TEST_CASE("the fused rope passes on the CPU at every ISA", "[cpu]") {
+  CHECK(test::cpu_rows_not_passing(test::kFusedRopeCases).empty());
+}
+
+TEST_CASE("fused rope: YaRN at factor 1 is plain RoPE and partial rotary 0 is none, on the CPU, bit for bit", "[cpu]") {
+  Backend& cpu = test::require_backend("cpu");
+  CHECK(test::equal_pair_mismatches(test::kFusedRopeEqualities, cpu, "blocked").empty());
 }

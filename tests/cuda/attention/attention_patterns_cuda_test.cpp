@@ -30,3 +30,13 @@ TEST_CASE("rope: YaRN at factor 1 is plain RoPE on CUDA, bit for bit", "[cuda]")
   Backend& gpu = test::require_backend("cuda");
   CHECK(test::equal_pair_mismatches(test::kRopeEqualities, gpu, "rotate").empty());
 }
+
+TEST_CASE("the fused rope passes on CUDA", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kFusedRopeCases, gpu).empty());
+}
+
+TEST_CASE("fused rope: YaRN at factor 1 is plain RoPE and partial rotary 0 is none, on CUDA, bit for bit", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::equal_pair_mismatches(test::kFusedRopeEqualities, gpu, "general").empty());
+}

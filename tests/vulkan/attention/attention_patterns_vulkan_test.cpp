@@ -30,3 +30,13 @@ TEST_CASE("rope: YaRN at factor 1 is plain RoPE on Vulkan, bit for bit", "[vulka
   Backend& vk = test::require_backend("vulkan");
   CHECK(test::equal_pair_mismatches(test::kRopeEqualities, vk, "rotate").empty());
 }
+
+TEST_CASE("the fused rope passes on Vulkan", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kFusedRopeCases, vk).empty());
+}
+
+TEST_CASE("fused rope: YaRN at factor 1 is plain RoPE and partial rotary 0 is none, on Vulkan, bit for bit", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::equal_pair_mismatches(test::kFusedRopeEqualities, vk, "portable").empty());
+}
