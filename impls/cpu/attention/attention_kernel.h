@@ -39,8 +39,9 @@ struct Problem {
   const float* row_gates;
   const int32_t* row_map;
   const int32_t* row_count;
-  // With s.rope_dim: each query's and each key's rotation, rope's coefficient rows (rope_kernel.h:
-  // C then S, 2·rope_dim floats) [batch·q_len] and [batch·kv_cap], formed by the stage per run.
+  // The fused rope (set only when the kernels rotate; null when q and k arrive rotated): each
+  // query's and each key's rotation, rope's coefficient rows (rope_kernel.h: C then S,
+  // 2·rope_dim floats) [batch·q_len] and [batch·kv_cap], formed by the stage per run.
   const float* q_rope = nullptr;
   const float* k_rope = nullptr;
 };

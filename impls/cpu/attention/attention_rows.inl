@@ -52,7 +52,7 @@ inline void pack_queries(const Problem& P, int64_t b, int64_t g, int64_t r0, int
   for (int64_t rr = 0; rr < nr; ++rr) {
     float* row = q + rr * dp;
     row_to_f32<S>(row_ptr(P.q, P.dtype, query_row(P, b, g, r0 + rr) * d), P.dtype, d, dp, row);
-    if (P.s.rope_dim > 0) rotate_row(P.s, P.q_rope + (b * P.s.q_len + task_row(P, b, g, r0 + rr) / P.s.group) * 2 * P.s.rope_dim, row);
+    if (P.q_rope) rotate_row(P.s, P.q_rope + (b * P.s.q_len + task_row(P, b, g, r0 + rr) / P.s.group) * 2 * P.s.rope_dim, row);
     for (int64_t x = 0; x < dp; x += W) S::store(row + x, S::mul(S::load(row + x), S::set1(P.scale)));
   }
 }

@@ -42,10 +42,23 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
     k_positions_ = io.k_positions;
     inv_freq_ = io.inv_freq;
     const int64_t row = 2 * int64_t{s.rope_dim} * sizeof(float);
-    q_rope_ = cpu.allocator().allocate(int64_t{s.batch} * s.q_len * row, "attention.q_rope");
-    k_rope_ = cpu.allocator().allocate(int64_t{s.batch} * s.kv_cap * row, "attention.k_rope");
-    problem_.q_rope = q_rope_->ptr<float>();
-    problem_.k_rope = k_rope_->ptr<float>();
+    q_rope_ = cpu.allocator().allocate(std::max<int64_t>(1, int64_t{s.batch} * s.q_len * row), "attention.q_rope");
+    k_rope_ = cpu.allocator().allocate(std::max<int64_t>(1, int64_t{s.batch} * s.kv_cap * row), "attention.k_rope");
+    rope_fused_ = cpu.rope_fused();
+    if (rope_fused_) {
+      problem_.q_rope = q_rope_->ptr<float>();
+      problem_.k_rope = k_rope_->ptr<float>();
+    } else {
+      const size_t es = dtype_size(dtype);
+      q_in_ = io.q;
+      k_in_ = io.k;
+      q_rot_ = cpu.allocator().allocate(std::max<size_t>(1, size_t{static_cast<uint32_t>(s.batch)} * s.q_heads * s.q_len * s.head_dim * es),
+                                        "attention.q_rot");
+      k_rot_ = cpu.allocator().allocate(std::max<size_t>(1, size_t{static_cast<uint32_t>(s.batch)} * s.kv_heads * s.kv_cap * s.head_dim * es),
+                                        "attention.k_rot");
+      problem_.q = q_rot_->ptr();
+      problem_.k = k_rot_->ptr();
+    }
   }
   const int64_t threads = pool_->size();
   if (rows_ <= kDirectRows) {
@@ -66,7 +79,7 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
   // bf16 tasks of many rows on the tiles; decode (few rows) stays bound by reading K and V. The
   // tiles' packing takes V as wide as K, in its own rows.
   amx_ = cpu.amx() && dtype == DType::bf16 && rows_ > kDirectRows && s.v_head_dim == s.head_dim && s.v_stride == s.head_dim &&
-         s.rope_dim == 0;
+         !rope_fused_;
   if (amx_) {
     packed_ = amx::packed_shape(s);
     packed_k_ = cpu.allocator().allocate(amx::k_elements(packed_) * 2, "attention.amx_k");
@@ -75,6 +88,8 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
     packed_.v = packed_v_->ptr<uint16_t>();
     scratch_stride_ = std::max(scratch_stride_, amx::scratch_floats(packed_));
   }
+  if (s.rope_dim > 0 && !rope_fused_)  // rope's rotate kernel runs on the same scratch
+    scratch_stride_ = std::max<size_t>(scratch_stride_, 2 * rope_kernel::kMaxHeadDim + 64);
   scratch_ = cpu.allocator().allocate(scratch_stride_ * threads * sizeof(float), "attention.scratch");
   if (splits_ > 1) {
     const int64_t per_split = rows_ * (problem_.dvp + 2);
@@ -109,24 +124,36 @@ void AttentionStage::map_rows() {
 }
 
 // Each query's and each key's rotation (rope's coefficient rows): positions are per sequence, so a
-// row serves every head; the kernels read it as they load q and k.
-void AttentionStage::rope_coefficients() {
+// row serves every head. Fused, the kernels read them as they load q and k; else rope's rotate
+// kernel writes the rotated copies here (q's rows, then k's), on the attention scratch.
+void AttentionStage::rope_pass() {
   const attention::AttentionParams& s = problem_.s;
   const auto& kernels = *rope_kernels_;
   for (const bool keys : {false, true}) {
     rope_kernel::Job job{};
-    job.s = {.batch = s.batch, .q_heads = 0, .kv_heads = 0, .head_dim = s.head_dim, .tokens = keys ? s.kv_cap : s.q_len,
-             .rotary_dim = s.rope_dim, .interleaved = s.rope_interleaved, .attention_factor = s.rope_factor};
+    job.s = {.batch = s.batch, .q_heads = keys ? 0 : s.q_heads, .kv_heads = keys ? s.kv_heads : 0, .head_dim = s.head_dim,
+             .tokens = keys ? s.kv_cap : s.q_len, .rotary_dim = s.rope_dim, .interleaved = s.rope_interleaved,
+             .attention_factor = s.rope_factor};
+    job.dtype = problem_.dtype;
     job.positions = keys ? k_positions_ : q_positions_;
     job.inv_freq = inv_freq_;
     float* table = keys ? k_rope_->ptr<float>() : q_rope_->ptr<float>();
     pool_->parallel_for(int64_t{s.batch} * job.s.tokens, [&](int64_t begin, int64_t end) { kernels.coefficients(job, begin, end, table); },
                         64);
+    if (rope_fused_) continue;
+    // One index space of q's rows then k's; this job has rows of one of them only.
+    job.q = job.k = keys ? k_in_ : q_in_;
+    job.q_rot = job.k_rot = keys ? k_rot_->ptr() : q_rot_->ptr();
+    const int64_t rows = int64_t{s.batch} * (keys ? s.kv_heads : s.q_heads) * job.s.tokens;
+    float* scratch = scratch_->ptr<float>();
+    pool_->parallel_for_slots(rows, [&](int64_t begin, int64_t end, unsigned slot) {
+      kernels.rotate(job, table, begin, end, scratch + slot * scratch_stride_);
+    }, 256);
   }
 }
 
 void AttentionStage::run() {
-  if (problem_.s.rope_dim > 0) rope_coefficients();
+  if (problem_.s.rope_dim > 0) rope_pass();
   if (problem_.s.head_sparse) map_rows();
   if (amx_) {
     const int64_t blocks = packed_.keys / amx::kBlockKeys;

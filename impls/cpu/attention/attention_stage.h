@@ -9,10 +9,14 @@
 // there are too few groups to fill the threads: each split writes a partial (m, l, O) and a
 // second pass merges the splits (flash-decoding).
 //
-// Fused rope: a first pass forms every query's and key's rotation once (rope's coefficient kernel,
-// a row per position serving all heads), and the kernels rotate q as they pack it and k as they
-// widen it (fp32, never stored); the AMX path does not take it, so bf16 prefill with rope runs the
-// vector kernel.
+// The fused rope's parameters, two ways (backend option cpu.rope): a first pass forms every
+// query's and key's rotation once (rope's coefficient kernel, a row per position serving all
+// heads). By default (prepass) rope's own rotate kernel then writes rotated copies of q and k in
+// the storage dtype, once per run, which the kernels read as any q and k. With cpu.rope=fused the
+// kernels rotate q as they pack it and each key as they widen it (fp32, never stored); but a task
+// widens the keys it reads, so a key is rotated once per task, and decode gives up its in-place
+// loads — slower on this project's CPU in both phases (docs/design.md), hence the default. The
+// AMX path takes only the prepass.
 //
 // Head-sparse (moh): a first pass compacts each group's active rows into its row map and writes the
 // skipped rows (O = 0, LSE = −inf); tasks then cover positions below the group's count only, so a
@@ -61,7 +65,7 @@ class AttentionStage {
   int64_t window_first_key(int64_t b, int64_t g) const;
   void map_rows();
   void merge_splits();
-  void rope_coefficients();
+  void rope_pass();
   void store(char* out, int64_t x, float v) const;
 
   ThreadPool* pool_ = nullptr;
@@ -70,7 +74,10 @@ class AttentionStage {
   Problem problem_{};
   int64_t rows_ = 0, groups_ = 0, splits_ = 1, row_blocks_ = 1, split_len_ = 0, span_ = 0;
   size_t scratch_stride_ = 0;
-  BufferPtr scratch_, partials_, row_map_, row_count_, q_rope_, k_rope_;
+  BufferPtr scratch_, partials_, row_map_, row_count_, q_rope_, k_rope_, q_rot_, k_rot_;
+  const void* q_in_ = nullptr;  // the prepass's inputs, unrotated
+  const void* k_in_ = nullptr;
+  bool rope_fused_ = false;
   const int32_t* q_positions_ = nullptr;
   const int32_t* k_positions_ = nullptr;
   const float* inv_freq_ = nullptr;

@@ -89,7 +89,15 @@ CpuBackend::~CpuBackend() = default;
 std::vector<BackendOption> CpuBackend::options() const {
   return {{"threads", "", "worker threads of the CPU backend (default: every hardware thread)"},
           {"isa", "", "avx2 or avx512: the kernels' instruction set (default: the widest the CPU has)"},
-          {"amx", "", "on or off: bf16 matrix products on AMX tiles (default: on where the CPU and the OS allow it)"}};
+          {"amx", "", "on or off: bf16 matrix products on AMX tiles (default: on where the CPU and the OS allow it)"},
+          {"rope", "", "prepass or fused: how attention takes its rope_* parameters — rope's kernels rotate q and k "
+                       "once first (default), or the attention kernels rotate them as they load them"}};
+}
+
+bool CpuBackend::rope_fused() {
+  const std::string want = option("rope");
+  if (!want.empty() && want != "prepass" && want != "fused") throw InputError(cat("cpu: rope=", want, " is not prepass or fused"));
+  return want == "fused";
 }
 
 ThreadPool& CpuBackend::pool() {

@@ -36,6 +36,7 @@ class CpuBackend final : public Backend {
   ThreadPool& pool();   // created on first use with cpu.threads threads
   Isa isa();            // cpu.isa, else the widest the CPU has; InputError for one it lacks
   bool amx();           // bf16 products on AMX tiles (cpu.amx; needs isa avx512 and amx_bf16_usable())
+  bool rope_fused();    // cpu.rope=fused: the attention kernels rotate q and k as they load them
   // The cache hierarchy (sysfs, else sysconf), read once; cache_bytes() is its last level.
   const CacheHierarchy& caches() const;
   // The kernels of `Table` for this backend's ISA (isa.h).

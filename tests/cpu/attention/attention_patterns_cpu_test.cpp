@@ -29,11 +29,19 @@ TEST_CASE("rope: YaRN at factor 1 is plain RoPE on the CPU, bit for bit", "[cpu]
   CHECK(test::equal_pair_mismatches(test::kRopeEqualities, cpu, "rotate").empty());
 }
 
-TEST_CASE("the fused rope passes on the CPU at every ISA", "[cpu]") {
+TEST_CASE("the fused rope passes on the CPU at every ISA, rotated first and rotated in the kernels", "[cpu]") {
   CHECK(test::cpu_rows_not_passing(test::kFusedRopeCases).empty());
+  for (const char* isa : {"avx2", ""}) {
+    std::vector<std::pair<std::string, std::string>> opts = {{"rope", "fused"}};
+    if (*isa) opts.emplace_back("isa", isa);
+    auto cpu = test::open_backend("cpu", opts);
+    CHECK(test::rows_not_passing(test::kFusedRopeCases, *cpu, std::string(" rope=fused isa=") + (*isa ? isa : "best")).empty());
+  }
 }
 
 TEST_CASE("fused rope: YaRN at factor 1 is plain RoPE and partial rotary 0 is none, on the CPU, bit for bit", "[cpu]") {
   Backend& cpu = test::require_backend("cpu");
   CHECK(test::equal_pair_mismatches(test::kFusedRopeEqualities, cpu, "blocked").empty());
+  auto fused = test::open_backend("cpu", {{"rope", "fused"}});
+  CHECK(test::equal_pair_mismatches(test::kFusedRopeEqualities, *fused, "blocked").empty());
 }
