@@ -1,7 +1,8 @@
 // The attention stage on CUDA (attention_stage.h): kernel choice, limits, splits and launches of
 // one attention step, from its AttentionParams, dtype and buffers.
 //
-//   mma      tensor cores, f16/bf16, head_dim 64/128/256 with v_head_dim = v_stride = head_dim.
+//   mma      tensor cores, f16/bf16, head_dim 64/128/256 with v_head_dim = v_stride = head_dim; the
+//            window, sinks, soft-cap and ALiBi (not cog's signed weights, not head_sparse).
 //            prefill: prefill_mma.cuh (FlashAttention-2 style, GQA-packed rows, causal skipping)
 //            decode:  decode_mma.cuh (split-KV, warp-private cp.async pipelines) + split_combine
 //            Compute-bound rows are judged against the mma rate of their dtype (cuda_peaks.h).
@@ -211,9 +212,8 @@ Support AttentionStage::supports(AttentionVariant variant, const attention::Atte
       return Support::no(cat("v_head_dim=", s.v_head_dim, ", v_stride=", s.v_stride, " with head_dim=", s.head_dim,
                              ": the mma kernels read V and write O head_dim wide; other value widths take the general "
                              "variant"));
-    if (s.window > 0 || attention::modifies_logits(s) || s.signed_weights)
-      return Support::no("window, softcap, alibi and signed weights are taken by the general variant; the mma kernels do "
-                         "not mask or modify logits beyond the causal mask");
+    if (s.signed_weights)
+      return Support::no("signed weights (cog) are taken by the general variant; the mma kernels' softmax keeps no signs");
     if (s.head_sparse)
       return Support::no("head_sparse is taken by the general variant; the mma kernels do not map their rows");
   }

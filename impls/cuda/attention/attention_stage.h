@@ -22,8 +22,8 @@ namespace attnbench::cuda {
 
 class CudaBackend;
 
-// The variants: tensor cores (f16/bf16, head_dim 64/128/256, v_head_dim = v_stride = head_dim, no
-// window, logit changes or head_sparse) or CUDA cores (every dtype, head_dim and v_head_dim up to
+// The variants: tensor cores (f16/bf16, head_dim 64/128/256, v_head_dim = v_stride = head_dim,
+// every pattern but cog's signed weights, no head_sparse) or CUDA cores (every dtype, head_dim and v_head_dim up to
 // 1024, head_sparse).
 enum class AttentionVariant { mma, general };
 

@@ -1,5 +1,7 @@
 // Decode attention on tensor cores (variant `mma`): split-KV (flash-decoding) with GQA packing,
-// for f16/bf16 and head_dim 64, 128 or 256. Memory-bound: the design goal is to keep HBM busy.
+// for f16/bf16 and head_dim 64, 128 or 256, with the window, sinks, soft-cap and ALiBi
+// (attention_common.h; the splits share the window's keys, the sink tiles go with split 0).
+// Memory-bound: the design goal is to keep HBM busy.
 //
 // Grid: x = row block × split, y = KV head, z = batch. A CTA takes RM = 16·MT packed rows (the
 // G query heads × q_len queries of one KV head, so each K/V byte is read once per group) and one
@@ -65,8 +67,17 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const SplitBlock<RM, false> blk(p);
   const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
-  const KeyRange keys = split_keys<TN>(blk.n_end, p.splits, split);
-  const int c0 = keys.begin, c1 = keys.end, n_tiles = keys.tiles;  // this split's keys [c0, c1)
+  // The block's rows see [0, sinks) ∪ [n_begin, n_end) (general.cuh's rule): the splits share the
+  // window's keys from the first row's window start (0 without a window) and split 0 also takes
+  // the sink tiles below it, so a windowed step reads only keys some row sees.
+  const int n_begin = window_begin(p.s, visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal));
+  const int sink_keys = split == 0 ? min(n_begin, sink_end(p.s, window_begin(p.s, blk.n_end))) : 0;
+  const int sink_tiles = (sink_keys + TN - 1) / TN;
+  const KeyRange keys = split_keys<TN>(blk.n_end - n_begin, p.splits, split);
+  const int c0 = n_begin + keys.begin, c1 = n_begin + keys.end;  // this split's window keys [c0, c1)
+  const int n_tiles = sink_tiles + keys.tiles;
+  const auto tile_first = [&](int tile) { return tile < sink_tiles ? tile * TN : c0 + (tile - sink_tiles) * TN; };
+  const auto tile_limit = [&](int tile) { return tile < sink_tiles ? sink_keys : c1; };
   const int my_tiles = n_tiles > warp ? (n_tiles - warp + WARPS - 1) / WARPS : 0;  // tiles warp, warp+WARPS, ...
 
   const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
@@ -74,10 +85,10 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   const T* v_head = static_cast<const T*>(p.v) + head;
   const uint32_t pipe = q_s + static_cast<uint32_t>(Cfg::kQBytes + warp * Cfg::kWarpBytes);
   const auto load_tile = [&](int k) {  // this warp's k-th tile into stage k % STAGES
-    const int key0 = c0 + (warp + k * WARPS) * TN;
+    const int tile = warp + k * WARPS, key0 = tile_first(tile), limit = tile_limit(tile);
     const uint32_t stage = pipe + static_cast<uint32_t>((k % STAGES) * Cfg::kStageBytes);
-    load_kv_tile<T, D, TN, 32>(stage, k_head, key0, c1, lane);
-    load_kv_tile<T, D, TN, 32>(stage + static_cast<uint32_t>(Cfg::kTileBytes), v_head, key0, c1, lane);
+    load_kv_tile<T, D, TN, 32>(stage, k_head, key0, limit, lane);
+    load_kv_tile<T, D, TN, 32>(stage + static_cast<uint32_t>(Cfg::kTileBytes), v_head, key0, limit, lane);
   };
 
   // Groups, oldest first: Q (every thread's share), then one per tile (empty past the last).
@@ -93,14 +104,23 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
 
   const int quad_row = lane >> 2, quad_col = 2 * (lane & 3);
   const TileLanes<D> lanes(lane);
-  int key_limit[MT][2];  // this split's keys visible to the thread's rows
+  // The thread's rows: the keys each sees ([0, row_sinks) ∪ [row_begin, row_end)), and what its
+  // logits need (ALiBi's slope and the query's position).
+  int row_end[MT][2], row_begin[MT][2], row_sinks[MT][2];
+  float slope[MT][2], query_pos[MT][2];
 #pragma unroll
   for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = min(r0 + mi * 16 + quad_row + 8 * h, R - 1);
-      key_limit[mi][h] = min(c1, visible_end(kv_len, p.s.q_len, r / G, p.s.causal));
+      row_end[mi][h] = visible_end(kv_len, p.s.q_len, r / G, p.s.causal);
+      row_begin[mi][h] = window_begin(p.s, row_end[mi][h]);
+      row_sinks[mi][h] = sink_end(p.s, row_begin[mi][h]);
+      slope[mi][h] = p.s.alibi ? p.alibi_slopes[g * G + r % G] : 0.0f;
+      query_pos[mi][h] = static_cast<float>(kv_len - p.s.q_len + r / G);
     }
+  const bool modified = attention::modifies_logits(p.s);
+  const float inv_scale = 1.0f / p.s.scale;
 
   float o[MT][DT][4], mx[MT][2], l[MT][2];
   warp_init(o, mx, l);
@@ -111,7 +131,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
     __syncwarp();  // the tile's chunks, loaded by all lanes, visible to all lanes
     const uint32_t k_st = pipe + static_cast<uint32_t>((k % STAGES) * Cfg::kStageBytes);
     const uint32_t v_st = k_st + static_cast<uint32_t>(Cfg::kTileBytes);
-    const int key0 = c0 + (warp + k * WARPS) * TN;
+    const int tile = warp + k * WARPS, key0 = tile_first(tile), limit = tile_limit(tile);
 
     float s[MT][NT][4];
     warp_qk<T, D, MT, TN>(s, q_s, 0, k_st, lanes);
@@ -121,8 +141,14 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int c = 0; c < 4; ++c)
-          if (key0 + nt * 8 + quad_col + (c & 1) >= key_limit[mi][c >> 1]) s[mi][nt][c] = kNegInf;
+        for (int c = 0; c < 4; ++c) {
+          const int key = key0 + nt * 8 + quad_col + (c & 1), h = c >> 1;
+          // s stays in units of the unscaled score (scale_log2 folds the scale in): a modified
+          // logit goes back through 1/scale.
+          if (modified) s[mi][nt][c] = final_logit(p.s, s[mi][nt][c] * p.s.scale, key, slope[mi][h], query_pos[mi][h]) * inv_scale;
+          if (key >= limit || key >= row_end[mi][h] || (key < row_begin[mi][h] && key >= row_sinks[mi][h]))
+            s[mi][nt][c] = kNegInf;
+        }
 
     warp_softmax(s, o, mx, l, p.scale_log2);
     warp_pv<T, D, MT, TN>(o, s, v_st, lanes);

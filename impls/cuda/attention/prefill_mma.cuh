@@ -1,5 +1,7 @@
 // Prefill attention on tensor cores (variant `mma`): FlashAttention-2's forward pass with GQA
-// packing, for f16/bf16 and head_dim 64, 128 or 256.
+// packing, for f16/bf16 and head_dim 64, 128 or 256, with the window, sinks, soft-cap and ALiBi
+// (attention_common.h): the block visits its sink tiles and then its window's, and masks and
+// modifies the logits per element where a tile needs it.
 //
 // Grid: x = batch·kv_heads (which KV head), y = block of BM packed rows, heaviest causal block
 // first (y is reversed when causal, and CTAs are dispatched in x-then-y order, so the long rows of
@@ -58,10 +60,19 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   const int G = p.s.group, R = G * p.s.q_len, r0 = row_block * BM;
   const int r_last = min(r0 + BM, R) - 1;
   const int kv_len = p.kv_len[attention::kv_len_index(p.s, b, g)];
-  // Keys any row of the block sees, and keys every row sees (tiles below it need no mask).
+  // Keys any row of the block sees, and keys every row sees (tiles below it need no mask without
+  // a window or changed logits). With a window the block's rows see [0, sinks) ∪ [n_begin, n_end)
+  // (general.cuh's rule): the sink tiles, then the window's, the gap between them skipped.
   const int n_end = visible_end(kv_len, p.s.q_len, r_last / G, p.s.causal);
   const int n_full = visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal);
-  const int n_tiles = (n_end + BN - 1) / BN;
+  const int n_begin = min(window_begin(p.s, n_full), n_end);
+  const int sink_keys = min(n_begin, sink_end(p.s, window_begin(p.s, n_end)));
+  const int sink_tiles = (sink_keys + BN - 1) / BN;
+  const int n_tiles = sink_tiles + (n_end - n_begin + BN - 1) / BN;
+  const auto tile_first = [&](int tile) { return tile < sink_tiles ? tile * BN : n_begin + (tile - sink_tiles) * BN; };
+  const auto tile_limit = [&](int tile) { return tile < sink_tiles ? sink_keys : n_end; };
+  const bool masked = p.s.window > 0;  // every tile may hold keys hidden from some row
+  const bool modified = attention::modifies_logits(p.s);
 
   const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
   const T* k_head = static_cast<const T*>(p.k) + head;
@@ -72,9 +83,9 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   load_q_tile<T, D, BM, THREADS>(q_s, p, b, g, r0, R, tid);
   ptx::cp_async_commit();
   if (n_tiles > 0) {
-    load_kv_tile<T, D, BN, THREADS>(k_s, k_head, 0, n_end, tid);
+    load_kv_tile<T, D, BN, THREADS>(k_s, k_head, tile_first(0), tile_limit(0), tid);
     ptx::cp_async_commit();
-    load_kv_tile<T, D, BN, THREADS>(v_s, v_head, 0, n_end, tid);
+    load_kv_tile<T, D, BN, THREADS>(v_s, v_head, tile_first(0), tile_limit(0), tid);
     ptx::cp_async_commit();
   }
 
@@ -87,9 +98,9 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
     const uint32_t buf = static_cast<uint32_t>(t & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
     const uint32_t next = static_cast<uint32_t>((t + 1) & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
     if (t + 1 < n_tiles) {
-      load_kv_tile<T, D, BN, THREADS>(k_s + next, k_head, (t + 1) * BN, n_end, tid);
+      load_kv_tile<T, D, BN, THREADS>(k_s + next, k_head, tile_first(t + 1), tile_limit(t + 1), tid);
       ptx::cp_async_commit();
-      load_kv_tile<T, D, BN, THREADS>(v_s + next, v_head, (t + 1) * BN, n_end, tid);
+      load_kv_tile<T, D, BN, THREADS>(v_s + next, v_head, tile_first(t + 1), tile_limit(t + 1), tid);
       ptx::cp_async_commit();
     } else {
       ptx::cp_async_commit();
@@ -102,20 +113,31 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
     float s[MT][NT][4];
     warp_qk<T, D, MT, BN>(s, q_s, warp_row0, k_s + buf, lanes);
 
-    const int key0 = t * BN;
-    if (key0 + BN > n_full) {  // some key of the tile is hidden from some row: mask per element
+    const int key0 = tile_first(t);
+    if (modified || masked || key0 + BN > min(n_full, tile_limit(t))) {
+      // Some key of the tile is hidden from some row, or the logits change: per element.
+      const int limit = tile_limit(t);
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          // Rows past R (zero Q, never stored) take the last row's limit.
+          // Rows past R (zero Q, never stored) take the last row's limits.
           const int r = min(r0 + warp_row0 + mi * 16 + quad_row + 8 * h, R - 1);
-          const int row_end = visible_end(kv_len, p.s.q_len, r / G, p.s.causal) - key0 - quad_col;
+          const int row_end = visible_end(kv_len, p.s.q_len, r / G, p.s.causal);
+          const int row_begin = window_begin(p.s, row_end), row_sinks = sink_end(p.s, row_begin);
+          const float slope = p.s.alibi ? p.alibi_slopes[g * G + r % G] : 0.0f;
+          const float query_pos = static_cast<float>(kv_len - p.s.q_len + r / G);
 #pragma unroll
           for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-            for (int j = 0; j < 2; ++j)
-              if (nt * 8 + j >= row_end) s[mi][nt][2 * h + j] = kNegInf;
+            for (int j = 0; j < 2; ++j) {
+              float& v = s[mi][nt][2 * h + j];
+              const int key = key0 + quad_col + nt * 8 + j;
+              // s is the unscaled score (scale_log2 folds the scale in): a changed logit goes
+              // back through 1/scale.
+              if (modified) v = final_logit(p.s, v * p.s.scale, key, slope, query_pos) / p.s.scale;
+              if (key >= limit || key >= row_end || (key < row_begin && key >= row_sinks)) v = kNegInf;
+            }
         }
     }
 

@@ -1,4 +1,5 @@
-// The attention patterns (window, sinks, soft-cap, ALiBi) and rope on the CUDA general kernel: the edge
+// The attention patterns (window, sinks, soft-cap, ALiBi) and rope on CUDA (both kernels take the
+// patterns; rows_not_passing runs every variant of a case): the edge
 // cases, window ≥ kv_len equal to plain causal attention to the bit, and a decode step that never
 // reads the keys outside its window. Skipped (77) without a GPU.
 #include "attention_pattern_checks.h"
@@ -15,10 +16,13 @@ TEST_CASE("swa with window >= kv_len is gqa on CUDA's general kernel, bit for bi
   CHECK(test::window_covers_all_mismatches(gpu, "general").empty());
 }
 
-TEST_CASE("swa decode on CUDA skips the keys outside its window and sinks", "[cuda]") {
+TEST_CASE("swa decode on CUDA skips the keys outside its window and sinks, on both kernels", "[cuda]") {
   Backend& gpu = test::require_backend("cuda");
-  const RowResult row = test::decode_with_nan_outside_window(gpu, "general", "f16");
-  CHECK(test::status_and_reason(row) == "pass ");
+  for (const char* variant : {"general", "mma"}) {
+    CAPTURE(variant);
+    const RowResult row = test::decode_with_nan_outside_window(gpu, variant, "f16");
+    CHECK(test::status_and_reason(row) == "pass ");
+  }
 }
 
 TEST_CASE("rope passes on CUDA", "[cuda]") {
