@@ -10,8 +10,9 @@ run, in the same minute. The torch side is the layer as the methods' reference c
   mla absorbed  DeepSeek-V3's inference code with attn_impl="absorb": q_nope·w_uk folded into the
                 query, scores against the latent cache and the rotary cache (two einsums), softmax
                 in fp32, P·latent, then w_uv;
-  mla naive     its attn_impl="naive": every head's K and V decompressed from the latent cache,
-                then scores, softmax in fp32 and P·V;
+  mla naive     its attn_impl="naive" math with every head's K and V decompressed from the latent
+                cache in the step, as attnbench's naive form does (DeepSeek's code instead keeps
+                the decompressed K and V in its cache), then scores, softmax in fp32 and P·V;
   moh           MoH's layer computes every head and multiplies each head's output by its gate (0 for
                 a head the router left out): the router (norm: the routed heads' ‖q_h‖, top
                 routed_k; learned: logits, softmaxes and the α weights) and torch's SDPA over all

@@ -410,9 +410,12 @@ DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& i
 }
 
 Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
-  const AttentionParams s = attention_params(c);
+  return dense_reference(c, attention_params(c), in, work(c).flops);
+}
+
+Reference dense_reference(const Case& c, const AttentionParams& s, const TensorMap& in, double flops, const TensorMap* base_in) {
   Reference ref;
-  DenseRows d = dense_rows(c, s, in, ref, work(c).flops);
+  DenseRows d = dense_rows(c, s, in, ref, flops, base_in);
   const RowSelection sel{ref.checked_rows, ref.total_rows};
   ref.baseline_err["O"] = max_abs_diff(d.o, d.o_base, sel);
   ref.baseline_err["LSE"] = max_abs_diff(d.lse, d.lse_base, sel);

@@ -61,6 +61,10 @@ struct DenseRows {
 DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& inputs, Reference& ref, double flops,
                      const TensorMap* base_inputs = nullptr);
 
+// The reference of an attention over `inputs`: O and LSE from dense_rows, with their baseline errors.
+Reference dense_reference(const Case& c, const AttentionParams& s, const TensorMap& inputs, double flops,
+                          const TensorMap* base_inputs = nullptr);
+
 // The fused rope's inputs (attention_common.h), added to `in` for rope_dim rotary dims: each key's
 // position — j, or with rope_positions=scattered a seeded increasing draw of kv_cap distinct
 // positions below 2·kv_cap (Knuth's selection sampling) — and each query at its own key's,

@@ -419,15 +419,8 @@ class Mla final : public Method {
       exact.emplace(name, std::move(x));
       base.emplace(name, std::move(xb));
     }
-    Reference ref;
     const double flops = 2.0 * static_cast<double>(s.batch) * heads * T * R * (s.nope + s.v_dim);
-    attention::DenseRows d = attention::dense_rows(c, a, exact, ref, flops, &base);
-    const RowSelection sel{ref.checked_rows, ref.total_rows};
-    ref.baseline_err["O"] = max_abs_diff(d.o, d.o_base, sel);
-    ref.baseline_err["LSE"] = max_abs_diff(d.lse, d.lse_base, sel);
-    ref.tensors.emplace("O", std::move(d.o));
-    ref.tensors.emplace("LSE", std::move(d.lse));
-    return ref;
+    return attention::dense_reference(c, a, exact, flops, &base);
   }
 
   Work work(const Case& c) const override {
