@@ -85,6 +85,7 @@
 #include <cstdint>
 
 #include "attnbench/param_struct.h"
+#include "rope_common.h"
 
 namespace attnbench {
 struct Case;
@@ -126,6 +127,22 @@ ATTNBENCH_HD inline int64_t split_span(const AttentionParams& s) {
 ATTNBENCH_HD inline int64_t split_origin(const AttentionParams& s, int64_t kv_len) {
   return window_begin(s, visible_end(s, kv_len, 0));
 }
+// The rope kernel's parameters (rope_common.h) that rotate, for the fused rope, the queries
+// (keys = false: q_len tokens of q_heads) or the keys (kv_cap tokens of kv_heads) of a stage: a
+// pass over one of the two, the other with no heads.
+inline rope::RopeParams rope_pass(const AttentionParams& s, bool keys) {
+  rope::RopeParams r{};
+  r.batch = s.batch;
+  r.q_heads = keys ? 0 : s.q_heads;
+  r.kv_heads = keys ? s.kv_heads : 0;
+  r.head_dim = s.head_dim;
+  r.tokens = keys ? s.kv_cap : s.q_len;
+  r.rotary_dim = s.rope_dim;
+  r.interleaved = s.rope_interleaved;
+  r.attention_factor = s.rope_factor;
+  return r;
+}
+
 // The packed row of position p of group (b, g)'s task rows: p itself, or with head_sparse the
 // p-th entry of the group's row map (row_map [batch·kv_heads][group·q_len]).
 ATTNBENCH_HD inline int64_t packed_row(const AttentionParams& s, const int32_t* row_map, int64_t b, int64_t g, int64_t p) {

@@ -15,7 +15,7 @@
 namespace attnbench::attention {
 
 namespace {
-const std::string kRope = "rope_";  // the fused rotary embedding's parameters: rope_layout, rope_base, ...
+const std::string& kRope = rope::kFusedPrefix;
 }  // namespace
 
 AttentionParams attention_params(const Case& c) {
@@ -335,11 +335,12 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
 }
 
 // q and k rotated at their positions (the fused rope), in fp64 and as the baseline forms them:
-// fp32 rotation rounded to the storage dtype, as rope's own output before attention.
+// fp32 rotation rounded to the storage dtype, as rope's own output before attention. The
+// baseline's k is `k_base` (the case's k, or a method's rounded intermediate).
 struct Rotated {
   HostTensor q, k, q_base, k_base;
 };
-Rotated rotate_inputs(const Case& c, const AttentionParams& s, const TensorMap& in) {
+Rotated rotate_inputs(const Case& c, const AttentionParams& s, const TensorMap& in, const HostTensor& k_base) {
   const HostTensor &q = in.at("q"), &k = in.at("k");
   Rotated r{HostTensor("q", DType::f64, q.shape()), HostTensor("k", DType::f64, k.shape()),
             HostTensor("q", DType::f64, q.shape()), HostTensor("k", DType::f64, k.shape())};
@@ -347,8 +348,8 @@ Rotated rotate_inputs(const Case& c, const AttentionParams& s, const TensorMap& 
   in.at("inv_freq").get_row(0, static_cast<int64_t>(theta.size()), theta.data());
   const rope::Rotation rot{s.rope_dim, s.rope_interleaved != 0, s.rope_factor, theta.data()};
   const int64_t d = s.head_dim;
-  const auto rotate = [&](const HostTensor& x, const HostTensor& pos, int64_t heads, int64_t tokens, HostTensor& out,
-                          HostTensor& base) {
+  const auto rotate = [&](const HostTensor& x, const HostTensor& x_base, const HostTensor& pos, int64_t heads, int64_t tokens,
+                          HostTensor& out, HostTensor& base) {
     harness_pool().parallel_for(int64_t{s.batch} * heads * tokens, [&](int64_t begin, int64_t end) {
       std::vector<double> row(d);
       std::vector<float> row32(d);
@@ -356,33 +357,29 @@ Rotated rotate_inputs(const Case& c, const AttentionParams& s, const TensorMap& 
         const int64_t b = t / (heads * tokens);
         const auto p = static_cast<float>(pos.get(b * tokens + t % tokens));
         x.get_row(t * d, d, row.data());
-        x.get_row(t * d, d, row32.data());
+        x_base.get_row(t * d, d, row32.data());
         rope::rotate_row(rot, p, row.data(), out.data<double>() + t * d, d);
         rope::rotate_row_base(rot, p, row32.data(), base.data<double>() + t * d, d, c.dtype);
       }
     });
   };
-  rotate(q, in.at("q_positions"), s.q_heads, s.q_len, r.q, r.q_base);
-  rotate(k, in.at("k_positions"), s.kv_heads, s.kv_cap, r.k, r.k_base);
+  rotate(q, q, in.at("q_positions"), s.q_heads, s.q_len, r.q, r.q_base);
+  rotate(k, k_base, in.at("k_positions"), s.kv_heads, s.kv_cap, r.k, r.k_base);
   return r;
 }
 
 }  // namespace
 
 DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& in, Reference& ref, double flops,
-                     const TensorMap* base_in) {
-  const TensorMap& bin = base_in ? *base_in : in;
-  const HostTensor &v = in.at("v"), &v_base = bin.at("v"), &kv_len = in.at("kv_len");
-  std::optional<Rotated> rotated, rotated_base;
-  if (s.rope_dim > 0) {
-    rotated = rotate_inputs(c, s, in);
-    if (base_in) rotated_base = rotate_inputs(c, s, bin);
-  }
-  const Rotated* rb = rotated_base ? &*rotated_base : (rotated ? &*rotated : nullptr);
+                     const TensorMap* base_kv) {
+  const HostTensor &v = in.at("v"), &kv_len = in.at("kv_len");
+  const HostTensor& v_base = base_kv ? base_kv->at("v") : v;
+  std::optional<Rotated> rotated;
+  if (s.rope_dim > 0) rotated = rotate_inputs(c, s, in, base_kv ? base_kv->at("k") : in.at("k"));
   const HostTensor& q = rotated ? rotated->q : in.at("q");
   const HostTensor& k = rotated ? rotated->k : in.at("k");
-  const HostTensor& q_base = rb ? rb->q_base : bin.at("q");
-  const HostTensor& k_base = rb ? rb->k_base : bin.at("k");
+  const HostTensor& q_base = rotated ? rotated->q_base : q;
+  const HostTensor& k_base = rotated ? rotated->k_base : (base_kv ? base_kv->at("k") : k);
   const int64_t rows = int64_t{s.batch} * s.q_heads * s.q_len;
   const std::vector<int64_t> todo = reference_rows(ref, rows, flops, c.seed);
   DenseRows d{HostTensor("O", DType::f64, {s.batch, s.q_heads, s.q_len, s.v_head_dim}),
@@ -413,9 +410,9 @@ Reference AttentionSpec::reference(const Case& c, const TensorMap& in) const {
   return dense_reference(c, attention_params(c), in, work(c).flops);
 }
 
-Reference dense_reference(const Case& c, const AttentionParams& s, const TensorMap& in, double flops, const TensorMap* base_in) {
+Reference dense_reference(const Case& c, const AttentionParams& s, const TensorMap& in, double flops, const TensorMap* base_kv) {
   Reference ref;
-  DenseRows d = dense_rows(c, s, in, ref, flops, base_in);
+  DenseRows d = dense_rows(c, s, in, ref, flops, base_kv);
   const RowSelection sel{ref.checked_rows, ref.total_rows};
   ref.baseline_err["O"] = max_abs_diff(d.o, d.o_base, sel);
   ref.baseline_err["LSE"] = max_abs_diff(d.lse, d.lse_base, sel);

@@ -56,14 +56,14 @@ int64_t seeded_length(const Case& c, int64_t draw, int64_t cap);
 struct DenseRows {
   HostTensor o, lse, o_base, lse_base;  // [batch, q_heads, q_len(, v_head_dim)], NaN outside a sample
 };
-// base_inputs: the tensors the baseline reads instead (a method whose K and V are intermediates
-// rounded to the storage dtype — mla's decompressed ones — passes them here, the exact ones above).
+// base_kv: "k" and "v" the baseline reads instead (a method whose K and V are intermediates rounded
+// to the storage dtype — mla's decompressed ones — passes them here, the exact ones in `inputs`).
 DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& inputs, Reference& ref, double flops,
-                     const TensorMap* base_inputs = nullptr);
+                     const TensorMap* base_kv = nullptr);
 
 // The reference of an attention over `inputs`: O and LSE from dense_rows, with their baseline errors.
 Reference dense_reference(const Case& c, const AttentionParams& s, const TensorMap& inputs, double flops,
-                          const TensorMap* base_inputs = nullptr);
+                          const TensorMap* base_kv = nullptr);
 
 // The fused rope's inputs (attention_common.h), added to `in` for rope_dim rotary dims: each key's
 // position — j, or with rope_positions=scattered a seeded increasing draw of kv_cap distinct

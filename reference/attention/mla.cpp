@@ -65,9 +65,9 @@ MlaParams mla_params(const Case& c) {
   s.v_dim = static_cast<int32_t>(c.i64("v_head_dim"));
   s.absorbed = c.str("form") == "absorbed";
   s.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.nope + s.rope)));
-  s.rope_dim = rope::rotary_dim_of(c.params, "rope_", s.nope);
-  s.rope_interleaved = rope::interleaved_of(c.params, "rope_");
-  s.rope_factor = rope::attention_factor_of(c.params, "rope_");
+  s.rope_dim = rope::rotary_dim_of(c.params, rope::kFusedPrefix, s.nope);
+  s.rope_interleaved = rope::interleaved_of(c.params, rope::kFusedPrefix);
+  s.rope_factor = rope::attention_factor_of(c.params, rope::kFusedPrefix);
   return s;
 }
 
@@ -298,9 +298,9 @@ class Mla final : public Method {
       return cat("one sequence's ", p.str("form"), " stage tensor would hold ", widest,
                  " elements; the stages take fewer than 2^31 (fewer heads or a shorter kv_len)");
     });
-    rope::add_rope_schema(schema_, "rope_", true, "qk_nope_head_dim");
+    rope::add_rope_schema(schema_, rope::kFusedPrefix, true, "qk_nope_head_dim");
     schema_.rule("PreRoPE: form naive, no decoupled key", [](const Params& p, const std::string&) -> std::string {
-      if (!rope::rope_on(p, "rope_")) return {};
+      if (!rope::rope_on(p, rope::kFusedPrefix)) return {};
       if (p.str("form") != "naive")
         return "rope_layout (MLA-PreRoPE) with form=absorbed: the keys are rotated after decompression, so w_uk cannot be "
                "folded into q; PreRoPE takes form=naive";
@@ -384,11 +384,8 @@ class Mla final : public Method {
     const attention::AttentionParams& a = st.attention;
     const HostTensor &lat = in.at("kv_latent"), &w_uk = in.at("w_uk"), &w_uv = in.at("w_uv");
     const int64_t R = s.rank, heads = s.heads, T = s.kv_cap;
-    TensorMap exact, base;
-    for (const char* name : {"q", "kv_len", "q_positions", "k_positions", "inv_freq"}) {
-      exact.emplace(name, in.at(name).clone());
-      base.emplace(name, in.at(name).clone());
-    }
+    TensorMap exact, base;  // base: the baseline's K and V
+    for (const char* name : {"q", "kv_len", "q_positions", "k_positions", "inv_freq"}) exact.emplace(name, in.at(name).clone());
     for (const auto& [name_, width_, w_] : {std::tuple<const char*, int64_t, const HostTensor*>{"k", s.nope, &w_uk},
                                             {"v", s.v_dim, &w_uv}}) {
       const char* name = name_;  // named copies: structured bindings cannot be captured (clang 14)
@@ -458,10 +455,10 @@ class Mla final : public Method {
   }
 
   std::optional<RelatedCase> baseline(const Case& c) const override {
-    if (rope::rope_on(c.params, "rope_")) {  // PreRoPE against the decoupled form it gives up: absorbed, 64 rotary dims
+    if (rope::rope_on(c.params, rope::kFusedPrefix)) {  // PreRoPE against the decoupled form it gives up: absorbed, 64 rotary dims
       RelatedCase r{"baseline", "mla", c.phase, {}, c.dtype};
       for (const auto& [name, v] : c.params.items())
-        if (name.rfind("rope_", 0) != 0) r.params[name] = v;
+        if (name.rfind(rope::kFusedPrefix, 0) != 0) r.params[name] = v;
       r.params["form"] = Value(std::string("absorbed"));
       r.params["qk_rope_head_dim"] = Value(int64_t{64});
       return r;

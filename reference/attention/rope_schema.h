@@ -13,6 +13,9 @@
 
 namespace attnbench::rope {
 
+// The prefix of the fused rope's parameters on the methods that take it (rope_layout, rope_base, ...).
+inline const std::string kFusedPrefix = "rope_";
+
 // Adds the parameters under `prefix`; `width` names the parameter holding the rotated rows' width.
 // fused: the layout gains "none" (the default), a `positions` choice is added (contiguous or
 // scattered keys), and every parameter is left out of case ids while at its default, so the cases

@@ -238,7 +238,7 @@ inline void attend_few(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
     run([&](const void* base, int64_t n, int64_t ld, int64_t np, int64_t jb, int64_t bc, float* buf, bool is_k) {
       for (int64_t j = 0; j < bc; ++j) {
         row_to_f32<S>(row_ptr(base, P.dtype, (kv0 + jb + j) * ld), P.dtype, n, np, buf + j * np);
-        if (is_k && P.k_rope) rotate_row(P.s, P.k_rope + (b * P.s.kv_cap + jb + j) * 2 * P.s.rope_dim, buf + j * np);
+        if (is_k && P.k_rope) rotate_row(P, P.k_rope + (b * P.s.kv_cap + jb + j) * 2 * P.s.rope_dim, buf + j * np);
       }
       return Widened{buf, np};
     });

@@ -44,6 +44,7 @@ struct Problem {
   // 2·rope_dim floats) [batch·q_len] and [batch·kv_cap], formed by the stage per run.
   const float* q_rope = nullptr;
   const float* k_rope = nullptr;
+  rope::RopeParams rope{};  // the rotation's pairs (rotary_dim, interleaved) for rope_rotate.inl
 };
 
 // Where a task's results go: the final O/LSE, or a partial (m, l, unnormalised O) per row when

@@ -116,7 +116,7 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
     else
       for (int64_t j = 0; j < bc; ++j) {
         row_to_f32<S>(row_ptr(P.k, P.dtype, (kv_base + jb + j) * d), P.dtype, d, dp, sc.krow + j * dp);
-        if (P.k_rope) rotate_row(s, P.k_rope + (b * s.kv_cap + jb + j) * 2 * s.rope_dim, sc.krow + j * dp);
+        if (P.k_rope) rotate_row(P, P.k_rope + (b * s.kv_cap + jb + j) * 2 * s.rope_dim, sc.krow + j * dp);
       }
     if (direct_v) vrow = static_cast<const float*>(P.v) + (kv_base + jb) * s.v_stride;
     else

@@ -30,20 +30,14 @@ inline int64_t query_row(const Problem& P, int64_t b, int64_t g, int64_t p) {
   return (b * P.s.q_heads + h) * P.s.q_len + i;
 }
 
-// The fused rope (attention_common.h): the first rope_dim dims of the fp32 row x rotated with its
-// coefficient row c, out[x] = in[x]·C[x] + in[partner(x)]·S[x] (rope_kernel.h), in fp32 as
-// rope's own kernel forms it; the halves' loops vectorise.
-inline void rotate_row(const attention::AttentionParams& s, const float* c, float* x) {
-  const int64_t r = s.rope_dim, h = r / 2;
-  const float *C = c, *Sn = c + r;
+#include "rope_rotate.inl"
+
+// The fused rope (attention_common.h): the first rope_dim dims of the fp32 row x rotated in place
+// with its coefficient row c, as rope's own kernel rotates (rope_rotate.inl).
+inline void rotate_row(const Problem& P, const float* c, float* x) {
   alignas(64) float in[1024];  // the schema's head_dim bound
-  std::memcpy(in, x, r * sizeof(float));
-  if (s.rope_interleaved) {
-    for (int64_t e = 0; e < r; ++e) x[e] = std::fma(in[e ^ 1], Sn[e], in[e] * C[e]);
-  } else {
-    for (int64_t e = 0; e < h; ++e) x[e] = std::fma(in[e + h], Sn[e], in[e] * C[e]);
-    for (int64_t e = h; e < r; ++e) x[e] = std::fma(in[e - h], Sn[e], in[e] * C[e]);
-  }
+  std::memcpy(in, x, P.s.rope_dim * sizeof(float));
+  rotate_f32(P.rope, c, c + P.s.rope_dim, in, x);
 }
 
 // scale·Q of rows [r0, r0 + nr) as fp32 rows of dp (zero-padded), rotated first with the fused rope.
@@ -52,7 +46,7 @@ inline void pack_queries(const Problem& P, int64_t b, int64_t g, int64_t r0, int
   for (int64_t rr = 0; rr < nr; ++rr) {
     float* row = q + rr * dp;
     row_to_f32<S>(row_ptr(P.q, P.dtype, query_row(P, b, g, r0 + rr) * d), P.dtype, d, dp, row);
-    if (P.q_rope) rotate_row(P.s, P.q_rope + (b * P.s.q_len + task_row(P, b, g, r0 + rr) / P.s.group) * 2 * P.s.rope_dim, row);
+    if (P.q_rope) rotate_row(P, P.q_rope + (b * P.s.q_len + task_row(P, b, g, r0 + rr) / P.s.group) * 2 * P.s.rope_dim, row);
     for (int64_t x = 0; x < dp; x += W) S::store(row + x, S::mul(S::load(row + x), S::set1(P.scale)));
   }
 }

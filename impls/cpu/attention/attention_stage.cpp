@@ -12,12 +12,15 @@ namespace attnbench::cpu::attn {
 StageIo case_io(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates) {
   StageIo sio{io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io["kv_len"].ptr<int32_t>(), io["O"].ptr(), io["LSE"].ptr<float>(),
               s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr, row_gates};
-  if (s.rope_dim > 0) {
-    sio.q_positions = io["q_positions"].ptr<int32_t>();
-    sio.k_positions = io["k_positions"].ptr<int32_t>();
-    sio.inv_freq = io["inv_freq"].ptr<float>();
-  }
+  add_rope_io(sio, s, io);
   return sio;
+}
+
+void add_rope_io(StageIo& sio, const attention::AttentionParams& s, const IoBuffers& io) {
+  if (s.rope_dim == 0) return;
+  sio.q_positions = io["q_positions"].ptr<int32_t>();
+  sio.k_positions = io["k_positions"].ptr<int32_t>();
+  sio.inv_freq = io["inv_freq"].ptr<float>();
 }
 
 void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, const StageIo& io, CpuBackend& cpu) {
@@ -48,6 +51,7 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
     if (rope_fused_) {
       problem_.q_rope = q_rope_->ptr<float>();
       problem_.k_rope = k_rope_->ptr<float>();
+      problem_.rope = attention::rope_pass(s, true);
     } else {
       const size_t es = dtype_size(dtype);
       q_in_ = io.q;
@@ -131,9 +135,7 @@ void AttentionStage::rope_pass() {
   const auto& kernels = *rope_kernels_;
   for (const bool keys : {false, true}) {
     rope_kernel::Job job{};
-    job.s = {.batch = s.batch, .q_heads = keys ? 0 : s.q_heads, .kv_heads = keys ? s.kv_heads : 0, .head_dim = s.head_dim,
-             .tokens = keys ? s.kv_cap : s.q_len, .rotary_dim = s.rope_dim, .interleaved = s.rope_interleaved,
-             .attention_factor = s.rope_factor};
+    job.s = attention::rope_pass(s, keys);
     job.dtype = problem_.dtype;
     job.positions = keys ? k_positions_ : q_positions_;
     job.inv_freq = inv_freq_;

@@ -52,6 +52,8 @@ struct StageIo {
 
 // The stage's buffers for a case of an attention method (mha ... cog, moh): the case's own tensors.
 StageIo case_io(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates = nullptr);
+// The fused rope's inputs (q_positions, k_positions, inv_freq) from a case's buffers, with s.rope_dim.
+void add_rope_io(StageIo& sio, const attention::AttentionParams& s, const IoBuffers& io);
 
 class AttentionStage {
  public:

@@ -26,11 +26,7 @@ class CpuMla final : public Impl {
       first_.prepare(st.decompress_k, t, io["kv_latent"].ptr(), io["w_uk"].ptr(), k_->ptr(), kv_len, cpu);
       second_.prepare(st.decompress_v, t, io["kv_latent"].ptr(), io["w_uv"].ptr(), v_->ptr(), kv_len, cpu);
       attn::StageIo sio{io["q"].ptr(), k_->ptr(), v_->ptr(), kv_len, io["O"].ptr(), io["LSE"].ptr<float>(), nullptr};
-      if (st.attention.rope_dim > 0) {  // PreRoPE: the stage rotates q and the decompressed keys
-        sio.q_positions = io["q_positions"].ptr<int32_t>();
-        sio.k_positions = io["k_positions"].ptr<int32_t>();
-        sio.inv_freq = io["inv_freq"].ptr<float>();
-      }
+      attn::add_rope_io(sio, st.attention, io);  // PreRoPE: the stage rotates q and the decompressed keys
       attention_.prepare(st.attention, t, sio, cpu);
     } else {
       qa_ = cpu.allocator().allocate(st.qa_elements * es, "mla.q_absorbed");

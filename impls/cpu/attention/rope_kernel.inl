@@ -12,11 +12,7 @@ using S = ATTNBENCH_SIMD;
 using V = S::V;
 constexpr int W = S::W;
 
-// The pair-swapped vector (x1, x0, x3, x2, ...): GPT-J's partners.
-inline __m256 swap_pairs(__m256 v) { return _mm256_permute_ps(v, 0xB1); }
-#ifdef __AVX512F__
-inline __m512 swap_pairs(__m512 v) { return _mm512_permute_ps(v, 0xB1); }
-#endif
+#include "rope_rotate.inl"
 
 // sin and cos of a float angle within 1.5 ulp of 1 (the Vulkan shader's method): r = a − k·π/2
 // in fp64 (fdlibm's 33-bit head of π/2, so k·head is exact for |k| < 2^20, and its tail), then
@@ -56,11 +52,10 @@ void coefficients(const Job& job, int64_t bt0, int64_t bt1, float* table) {
 
 void rotate(const Job& job, const float* table, int64_t r0, int64_t r1, float* scratch) {
   const rope::RopeParams& s = job.s;
-  const int64_t d = s.head_dim, r = s.rotary_dim, h = r / 2, dp = (d + W - 1) / W * W;
+  const int64_t d = s.head_dim, r = s.rotary_dim, dp = (d + W - 1) / W * W;
   const int64_t q_rows = int64_t{s.batch} * s.q_heads * s.tokens;
   float* in = scratch;
   float* out = in + kMaxHeadDim + 32;
-  const bool vector_halves = !s.interleaved && h % W == 0, vector_pairs = s.interleaved && r % W == 0;
   const size_t es = dtype_size(job.dtype);
   for (int64_t row = r0; row < r1; ++row) {
     const bool is_q = row < q_rows;
@@ -70,20 +65,7 @@ void rotate(const Job& job, const float* table, int64_t r0, int64_t r1, float* s
     const float* Sn = C + r;
     row_to_f32<S>(static_cast<const char*>(is_q ? job.q : job.k) + local * d * es, job.dtype, d, dp, in);
     if (r < d) std::memcpy(out + r, in + r, (dp - r) * sizeof(float));  // the dims past rotary_dim pass unchanged
-    if (vector_halves) {
-      for (int64_t x = 0; x < h; x += W) {
-        const V lo = S::load(in + x), hi = S::load(in + x + h);
-        S::store(out + x, S::fma(hi, S::load(Sn + x), S::mul(lo, S::load(C + x))));
-        S::store(out + x + h, S::fma(lo, S::load(Sn + x + h), S::mul(hi, S::load(C + x + h))));
-      }
-    } else if (vector_pairs) {
-      for (int64_t x = 0; x < r; x += W) {
-        const V v = S::load(in + x);
-        S::store(out + x, S::fma(swap_pairs(v), S::load(Sn + x), S::mul(v, S::load(C + x))));
-      }
-    } else {  // rotary dims off the vector width (e.g. head_dim 80's halves of 40)
-      for (int64_t x = 0; x < r; ++x) out[x] = std::fma(in[rope::partner_of(s, static_cast<int>(x))], Sn[x], in[x] * C[x]);
-    }
+    rotate_f32(s, C, Sn, in, out);
     row_from_f32<S>(out, d, job.dtype, static_cast<char*>(is_q ? job.q_rot : job.k_rot) + local * d * es);
   }
 }

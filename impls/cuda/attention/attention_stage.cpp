@@ -193,12 +193,15 @@ AttentionBuffers case_buffers(const attention::AttentionParams& s, const IoBuffe
   b.lse = io["LSE"].ptr<float>();
   b.alibi_slopes = s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr;
   b.row_gates = row_gates;
-  if (s.rope_dim > 0) {
-    b.q_positions = io["q_positions"].ptr<int32_t>();
-    b.k_positions = io["k_positions"].ptr<int32_t>();
-    b.inv_freq = io["inv_freq"].ptr<float>();
-  }
+  add_rope_buffers(b, s, io);
   return b;
+}
+
+void add_rope_buffers(AttentionBuffers& b, const attention::AttentionParams& s, const IoBuffers& io) {
+  if (s.rope_dim == 0) return;
+  b.q_positions = io["q_positions"].ptr<int32_t>();
+  b.k_positions = io["k_positions"].ptr<int32_t>();
+  b.inv_freq = io["inv_freq"].ptr<float>();
 }
 
 Support AttentionStage::supports(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode,
@@ -255,14 +258,8 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
     const size_t es = dtype_size(dtype);
     q_rot_ = be.allocator().allocate(size_t{static_cast<uint32_t>(s.batch)} * s.q_heads * s.q_len * s.head_dim * es, name + ".q_rot");
     k_rot_ = be.allocator().allocate(size_t{static_cast<uint32_t>(s.batch)} * s.kv_heads * s.kv_cap * s.head_dim * es, name + ".k_rot");
-    const rope::RopeParams base{.batch = s.batch, .q_heads = 0, .kv_heads = 0, .head_dim = s.head_dim, .tokens = 0,
-                                .rotary_dim = s.rope_dim, .interleaved = s.rope_interleaved, .attention_factor = s.rope_factor};
-    rope_q_ = {base, buffers.q, buffers.q, buffers.q_positions, buffers.inv_freq, q_rot_->ptr(), q_rot_->ptr()};
-    rope_q_.s.q_heads = s.q_heads;
-    rope_q_.s.tokens = s.q_len;
-    rope_k_ = {base, buffers.k, buffers.k, buffers.k_positions, buffers.inv_freq, k_rot_->ptr(), k_rot_->ptr()};
-    rope_k_.s.kv_heads = s.kv_heads;
-    rope_k_.s.tokens = s.kv_cap;
+    rope_q_ = {attention::rope_pass(s, false), buffers.q, buffers.q, buffers.q_positions, buffers.inv_freq, q_rot_->ptr(), q_rot_->ptr()};
+    rope_k_ = {attention::rope_pass(s, true), buffers.k, buffers.k, buffers.k_positions, buffers.inv_freq, k_rot_->ptr(), k_rot_->ptr()};
     p.q = q_rot_->ptr();
     p.k = k_rot_->ptr();  // V is not rotated: it keeps its own buffer
   }

@@ -45,6 +45,8 @@ struct AttentionBuffers {
 
 // The stage's buffers for a case of an attention method (mha ... cog, moh): the case's own tensors.
 AttentionBuffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates = nullptr);
+// The fused rope's inputs (q_positions, k_positions, inv_freq) from a case's buffers, with s.rope_dim.
+void add_rope_buffers(AttentionBuffers& b, const attention::AttentionParams& s, const IoBuffers& io);
 
 class AttentionStage {
  public:

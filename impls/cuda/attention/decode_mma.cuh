@@ -67,17 +67,9 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const SplitBlock<RM, false> blk(p);
   const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
-  // The block's rows see [0, sinks) ∪ [n_begin, n_end) (general.cuh's rule): the splits share the
-  // window's keys from the first row's window start (0 without a window) and split 0 also takes
-  // the sink tiles below it, so a windowed step reads only keys some row sees.
-  const int n_begin = window_begin(p.s, visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal));
-  const int sink_keys = split == 0 ? min(n_begin, sink_end(p.s, window_begin(p.s, blk.n_end))) : 0;
-  const int sink_tiles = (sink_keys + TN - 1) / TN;
-  const KeyRange keys = split_keys<TN>(blk.n_end - n_begin, p.splits, split);
-  const int c0 = n_begin + keys.begin, c1 = n_begin + keys.end;  // this split's window keys [c0, c1)
-  const int n_tiles = sink_tiles + keys.tiles;
-  const auto tile_first = [&](int tile) { return tile < sink_tiles ? tile * TN : c0 + (tile - sink_tiles) * TN; };
-  const auto tile_limit = [&](int tile) { return tile < sink_tiles ? sink_keys : c1; };
+  // The sink tiles (split 0), then this split's share of the window's (kernel_common.cuh).
+  const VisibleTiles<TN> vis(p.s, visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal), blk.n_end, p.splits, split);
+  const int n_tiles = vis.tiles;
   const int my_tiles = n_tiles > warp ? (n_tiles - warp + WARPS - 1) / WARPS : 0;  // tiles warp, warp+WARPS, ...
 
   const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
@@ -85,7 +77,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   const T* v_head = static_cast<const T*>(p.v) + head;
   const uint32_t pipe = q_s + static_cast<uint32_t>(Cfg::kQBytes + warp * Cfg::kWarpBytes);
   const auto load_tile = [&](int k) {  // this warp's k-th tile into stage k % STAGES
-    const int tile = warp + k * WARPS, key0 = tile_first(tile), limit = tile_limit(tile);
+    const int tile = warp + k * WARPS, key0 = vis.first(tile), limit = vis.limit(tile);
     const uint32_t stage = pipe + static_cast<uint32_t>((k % STAGES) * Cfg::kStageBytes);
     load_kv_tile<T, D, TN, 32>(stage, k_head, key0, limit, lane);
     load_kv_tile<T, D, TN, 32>(stage + static_cast<uint32_t>(Cfg::kTileBytes), v_head, key0, limit, lane);
@@ -131,7 +123,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
     __syncwarp();  // the tile's chunks, loaded by all lanes, visible to all lanes
     const uint32_t k_st = pipe + static_cast<uint32_t>((k % STAGES) * Cfg::kStageBytes);
     const uint32_t v_st = k_st + static_cast<uint32_t>(Cfg::kTileBytes);
-    const int tile = warp + k * WARPS, key0 = tile_first(tile), limit = tile_limit(tile);
+    const int tile = warp + k * WARPS, key0 = vis.first(tile), limit = vis.limit(tile);
 
     float s[MT][NT][4];
     warp_qk<T, D, MT, TN>(s, q_s, 0, k_st, lanes);

@@ -77,18 +77,10 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   const SplitBlock<ROWS, true> blk(p);
   const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
   if (r0 >= R) return;  // head_sparse: past the KV head's active rows (the whole CTA, before any barrier)
-  // The block's rows see [0, sinks) ∪ [n_begin, n_end): the splits share the window's keys from
-  // the first row's window start (0 without a window), and split 0 also takes the sink tiles
-  // below it, so the work counts only keys some row sees.
-  const int n_begin = window_begin(p.s, visible_end(kv_len, p.s.q_len, task_row(p, b, g, r0) / G, p.s.causal));
-  const int sink_keys =
-      split == 0 ? min(n_begin, sink_end(p.s, window_begin(p.s, blk.n_end))) : 0;  // the last row has the most sinks
-  const int sink_tiles = (sink_keys + BN - 1) / BN;
-  const KeyRange keys = split_keys<BN>(blk.n_end - n_begin, p.splits, split);
-  const int c0 = n_begin + keys.begin, c1 = n_begin + keys.end;  // this split's window keys [c0, c1)
-  const int n_tiles = sink_tiles + keys.tiles;
-  const auto tile_first = [&](int tile) { return tile < sink_tiles ? tile * BN : c0 + (tile - sink_tiles) * BN; };
-  const auto tile_limit = [&](int tile) { return tile < sink_tiles ? sink_keys : c1; };
+  // The sink tiles (split 0), then this split's share of the window's (kernel_common.cuh).
+  const VisibleTiles<BN> vis(p.s, visible_end(kv_len, p.s.q_len, task_row(p, b, g, r0) / G, p.s.causal), blk.n_end,
+                             p.splits, split);
+  const int n_tiles = vis.tiles;
 
   const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap;
   const T* k_head = static_cast<const T*>(p.k) + head * D;
@@ -125,7 +117,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   };
   constexpr int REG = Cfg::kRegisterPrefetch ? LPT : 1;
   float k_reg[REG], v_reg[REG];
-  const auto load_tile = [&](int tile) { tile_elems(tile_first(tile), tile_limit(tile), k_reg, v_reg, REG); };
+  const auto load_tile = [&](int tile) { tile_elems(vis.first(tile), vis.limit(tile), k_reg, v_reg, REG); };
   // This thread's row: position row (positions past R take the last one's keys, never stored),
   // and with head_sparse and one split its gate. Both are read before the first tile's loads are
   // in flight: read after them, the gate cost the DMAX 512 kernel 70 registers (sm_90) and the
@@ -156,7 +148,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
       }
     } else {
       // In chunks of 8 elements per tensor: loads in flight together, few registers.
-      const int first = tile_first(t), limit = tile_limit(t);
+      const int first = vis.first(t), limit = vis.limit(t);
       constexpr int kChunk = 8;
       static_assert(LPT % kChunk == 0 && kChunk % kColGroups == 0, "general: whole key rows per chunk");
 #pragma unroll 1
@@ -183,7 +175,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
 #pragma unroll
       for (int k = 0; k < KPT; ++k) s[k] = fmaf(qv, k_s[(tx + TX * k) * STRIDE + x], s[k]);
     }
-    const int key0 = tile_first(t), limit = tile_limit(t);
+    const int key0 = vis.first(t), limit = vis.limit(t);
     float tile_max = kNegInf, sg[KPT];
 #pragma unroll
     for (int k = 0; k < KPT; ++k) {

@@ -365,6 +365,28 @@ __device__ __forceinline__ KeyRange split_keys(int n_end, int splits, int split)
   return {begin, end, end > begin ? (end - begin + TILE - 1) / TILE : 0};
 }
 
+// The key tiles of TILE keys that split `split` of `splits` of a row block visits. The rows see
+// [0, sinks) ∪ [n_begin, n_end), n_begin the first row's window start (0 without a window) and
+// first_row_end that row's last visible key + 1: the splits share the window's keys, and split 0
+// also takes the sink tiles below them, so the work counts only keys some row sees. Tile t holds
+// keys [first(t), first(t) + TILE) of which those below limit(t) exist.
+template <int TILE>
+struct VisibleTiles {
+  int sink_keys, sink_tiles, c0, c1, tiles;  // [c0, c1): this split's window keys
+  __device__ __forceinline__ VisibleTiles(const attention::AttentionParams& s, int first_row_end, int n_end, int splits,
+                                          int split) {
+    const int n_begin = window_begin(s, first_row_end);
+    sink_keys = split == 0 ? min(n_begin, sink_end(s, window_begin(s, n_end))) : 0;  // the last row has the most sinks
+    sink_tiles = (sink_keys + TILE - 1) / TILE;
+    const KeyRange keys = split_keys<TILE>(n_end - n_begin, splits, split);
+    c0 = n_begin + keys.begin;
+    c1 = n_begin + keys.end;
+    tiles = sink_tiles + keys.tiles;
+  }
+  __device__ __forceinline__ int first(int tile) const { return tile < sink_tiles ? tile * TILE : c0 + (tile - sink_tiles) * TILE; }
+  __device__ __forceinline__ int limit(int tile) const { return tile < sink_tiles ? sink_keys : c1; }
+};
+
 // Sets a kernel's dynamic shared-memory limit and reports how many of its CTAs fit on an SM.
 template <typename Kernel>
 cudaError_t configure_kernel(Kernel kernel, int threads, size_t smem, int* ctas_per_sm) {

@@ -74,11 +74,7 @@ class CudaMla final : public Impl {
       a.k = ws_a_->ptr();
       a.v = ws_b_->ptr();
       a.o = io["O"].ptr();
-      if (st.attention.rope_dim > 0) {  // PreRoPE: the stage rotates q and the decompressed keys
-        a.q_positions = io["q_positions"].ptr<int32_t>();
-        a.k_positions = io["k_positions"].ptr<int32_t>();
-        a.inv_freq = io["inv_freq"].ptr<float>();
-      }
+      add_rope_buffers(a, st.attention, io);  // PreRoPE: the stage rotates q and the decompressed keys
     } else {
       ws_a_ = workspace(st.qa_elements, "mla.q_absorbed");
       ws_b_ = workspace(st.u_elements, "mla.u");

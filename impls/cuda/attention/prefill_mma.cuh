@@ -61,16 +61,12 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   const int r_last = min(r0 + BM, R) - 1;
   const int kv_len = p.kv_len[attention::kv_len_index(p.s, b, g)];
   // Keys any row of the block sees, and keys every row sees (tiles below it need no mask without
-  // a window or changed logits). With a window the block's rows see [0, sinks) ∪ [n_begin, n_end)
-  // (general.cuh's rule): the sink tiles, then the window's, the gap between them skipped.
+  // a window or changed logits). With a window the block visits its sink tiles, then its window's,
+  // the gap between them skipped.
   const int n_end = visible_end(kv_len, p.s.q_len, r_last / G, p.s.causal);
   const int n_full = visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal);
-  const int n_begin = min(window_begin(p.s, n_full), n_end);
-  const int sink_keys = min(n_begin, sink_end(p.s, window_begin(p.s, n_end)));
-  const int sink_tiles = (sink_keys + BN - 1) / BN;
-  const int n_tiles = sink_tiles + (n_end - n_begin + BN - 1) / BN;
-  const auto tile_first = [&](int tile) { return tile < sink_tiles ? tile * BN : n_begin + (tile - sink_tiles) * BN; };
-  const auto tile_limit = [&](int tile) { return tile < sink_tiles ? sink_keys : n_end; };
+  const VisibleTiles<BN> vis(p.s, n_full, n_end, 1, 0);  // one split: every visible tile (kernel_common.cuh)
+  const int n_tiles = vis.tiles;
   const bool masked = p.s.window > 0;  // every tile may hold keys hidden from some row
   const bool modified = attention::modifies_logits(p.s);
 
@@ -83,9 +79,9 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   load_q_tile<T, D, BM, THREADS>(q_s, p, b, g, r0, R, tid);
   ptx::cp_async_commit();
   if (n_tiles > 0) {
-    load_kv_tile<T, D, BN, THREADS>(k_s, k_head, tile_first(0), tile_limit(0), tid);
+    load_kv_tile<T, D, BN, THREADS>(k_s, k_head, vis.first(0), vis.limit(0), tid);
     ptx::cp_async_commit();
-    load_kv_tile<T, D, BN, THREADS>(v_s, v_head, tile_first(0), tile_limit(0), tid);
+    load_kv_tile<T, D, BN, THREADS>(v_s, v_head, vis.first(0), vis.limit(0), tid);
     ptx::cp_async_commit();
   }
 
@@ -98,9 +94,9 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
     const uint32_t buf = static_cast<uint32_t>(t & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
     const uint32_t next = static_cast<uint32_t>((t + 1) & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
     if (t + 1 < n_tiles) {
-      load_kv_tile<T, D, BN, THREADS>(k_s + next, k_head, tile_first(t + 1), tile_limit(t + 1), tid);
+      load_kv_tile<T, D, BN, THREADS>(k_s + next, k_head, vis.first(t + 1), vis.limit(t + 1), tid);
       ptx::cp_async_commit();
-      load_kv_tile<T, D, BN, THREADS>(v_s + next, v_head, tile_first(t + 1), tile_limit(t + 1), tid);
+      load_kv_tile<T, D, BN, THREADS>(v_s + next, v_head, vis.first(t + 1), vis.limit(t + 1), tid);
       ptx::cp_async_commit();
     } else {
       ptx::cp_async_commit();
@@ -113,10 +109,10 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
     float s[MT][NT][4];
     warp_qk<T, D, MT, BN>(s, q_s, warp_row0, k_s + buf, lanes);
 
-    const int key0 = tile_first(t);
-    if (modified || masked || key0 + BN > min(n_full, tile_limit(t))) {
+    const int key0 = vis.first(t);
+    if (modified || masked || key0 + BN > min(n_full, vis.limit(t))) {
       // Some key of the tile is hidden from some row, or the logits change: per element.
-      const int limit = tile_limit(t);
+      const int limit = vis.limit(t);
 #pragma unroll
       for (int mi = 0; mi < MT; ++mi)
 #pragma unroll

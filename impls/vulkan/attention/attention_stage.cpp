@@ -19,12 +19,15 @@ Plan plan_variant(Variant v, const attention::AttentionParams& s, DType dtype, c
 
 Buffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const Buffer* row_gates) {
   Buffers b{&io["q"], &io["k"], &io["v"], &io["kv_len"], &io["O"], &io["LSE"], s.alibi ? &io["alibi_slopes"] : nullptr, row_gates};
-  if (s.rope_dim > 0) {
-    b.q_positions = &io["q_positions"];
-    b.k_positions = &io["k_positions"];
-    b.inv_freq = &io["inv_freq"];
-  }
+  add_rope_buffers(b, s, io);
   return b;
+}
+
+void add_rope_buffers(Buffers& b, const attention::AttentionParams& s, const IoBuffers& io) {
+  if (s.rope_dim == 0) return;
+  b.q_positions = &io["q_positions"];
+  b.k_positions = &io["k_positions"];
+  b.inv_freq = &io["inv_freq"];
 }
 
 Stage::Stage() = default;
@@ -82,14 +85,8 @@ void Stage::prepare_rope(DType dtype, Buffers& io) {
   k_rot_ = be_->allocator().allocate(uint64_t{static_cast<uint32_t>(s.batch)} * s.kv_heads * s.kv_cap * s.head_dim * es, "attention.k_rot");
   const DeviceView d(be_->probe().limits);
   const Pipeline& p = be_->pipeline("rope", {d.workgroup(128), dtype_code(dtype)}, 6);
-  const rope::RopeParams base{.batch = s.batch, .q_heads = 0, .kv_heads = 0, .head_dim = s.head_dim, .tokens = 0,
-                              .rotary_dim = s.rope_dim, .interleaved = s.rope_interleaved, .attention_factor = s.rope_factor};
-  rope_q_push_ = base;
-  rope_q_push_.q_heads = s.q_heads;
-  rope_q_push_.tokens = s.q_len;
-  rope_k_push_ = base;
-  rope_k_push_.kv_heads = s.kv_heads;
-  rope_k_push_.tokens = s.kv_cap;
+  rope_q_push_ = attention::rope_pass(s, false);
+  rope_k_push_ = attention::rope_pass(s, true);
   rope_q_ = be_->bind(p, {io.q, io.q, io.q_positions, io.inv_freq, q_rot_.get(), q_rot_.get()});
   rope_k_ = be_->bind(p, {io.k, io.k, io.k_positions, io.inv_freq, k_rot_.get(), k_rot_.get()});
   io.q = q_rot_.get();

@@ -42,6 +42,8 @@ struct Buffers {
 
 // The stage's buffers for a case of an attention method (mha ... cog, moh): the case's own tensors.
 Buffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const Buffer* row_gates = nullptr);
+// The fused rope's inputs (q_positions, k_positions, inv_freq) from a case's buffers, with s.rope_dim.
+void add_rope_buffers(Buffers& b, const attention::AttentionParams& s, const IoBuffers& io);
 
 class Stage {
  public:

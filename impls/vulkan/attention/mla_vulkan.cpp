@@ -70,11 +70,7 @@ class VulkanMla final : public Impl {
       first_.prepare(be, p.first, latent, io["w_uk"], kv_len, *a_);
       second_.prepare(be, p.second, latent, io["w_uv"], kv_len, *b_);
       attn::Buffers buffers{&q, a_.get(), b_.get(), &kv_len, &io["O"], &io["LSE"]};
-      if (p.stages.attention.rope_dim > 0) {  // PreRoPE: the stage rotates q and the decompressed keys
-        buffers.q_positions = &io["q_positions"];
-        buffers.k_positions = &io["k_positions"];
-        buffers.inv_freq = &io["inv_freq"];
-      }
+      attn::add_rope_buffers(buffers, p.stages.attention, io);  // PreRoPE: the stage rotates q and the decompressed keys
       attention_.prepare(be, p.attention, c.dtype, buffers);
     }
   }
