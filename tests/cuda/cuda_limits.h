@@ -1,5 +1,5 @@
 // What the CUDA supports() tests share: an H200's limits (and an sm_86 block's shared memory
-// beside them), and what the one CUDA impl of a case's method answers for it. No GPU needed.
+// beside them), and what a CUDA variant of a case's method answers for it. No GPU needed.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -24,11 +24,12 @@ inline DeviceLimits sm86_cuda_limits() {  // an H200 whose blocks may take only 
   return l;
 }
 
-inline Support cuda_supports(const std::string& id, const DeviceLimits& limits) {
+inline Support cuda_supports(const std::string& id, const DeviceLimits& limits, const std::string& variant = "general") {
   const Case c = case_from_id(id);
-  const auto impls = registry().impls(c.method_name(), "cuda");
-  REQUIRE(impls.size() == 1);
-  return impls.front()->make()->supports(c, limits);
+  for (const ImplEntry* e : registry().impls(c.method_name(), "cuda"))
+    if (e->variant == variant) return e->make()->supports(c, limits);
+  FAIL("no cuda impl of variant " << variant << " for " << id);
+  return Support::no("");
 }
 
 }  // namespace attnbench::test

@@ -29,31 +29,53 @@ std::optional<Support> ask(const std::string& variant, const std::string& id, co
 }
 }  // namespace
 
-TEST_CASE("the cuda mma variant takes f16/bf16 at head dims 64, 128 and 256", "[unit]") {
+TEST_CASE("the cuda mma variant takes f16/bf16 at every width in multiples of 8 up to 256, and MLA's 576/512",
+          "[unit]") {
   if (!registry().find_backend("cuda")) return;  // not compiled in: nothing to ask
   for (const char* id : {"gqa/decode/batch=16,q_heads=32,kv_heads=8,head_dim=128,kv_len=8192/bf16/s1",
                          "mha/prefill/batch=2,q_heads=32,head_dim=128,q_len=4096,kv_len=4096/bf16/s1",
                          "mqa/decode/batch=2,q_heads=16,head_dim=256,kv_len=2049/bf16/s1",
                          "mqa/prefill/batch=1,q_heads=8,head_dim=64,q_len=300,kv_len=300/f16/s1",
-                         "mha/prefill/batch=2,q_heads=4,head_dim=256,q_len=197,kv_len=197/f16/s1"}) {
+                         "mha/prefill/batch=2,q_heads=4,head_dim=256,q_len=197,kv_len=197/f16/s1",
+                         // The widths models use, each in the narrowest tile that holds it.
+                         "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=40,q_len=65,kv_len=90/f16/s1",
+                         "gqa/decode/batch=2,q_heads=7,kv_heads=1,head_dim=72,kv_len=4097/bf16/s1",
+                         "mqa/decode/batch=2,q_heads=8,head_dim=80,kv_len=777/f16/s1",
+                         "mha/prefill/batch=1,q_heads=4,head_dim=96,q_len=50,kv_len=50,softcap=30/bf16/s1",
+                         "swa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=112,kv_len=700,window=100,sinks=2/f16/s1",
+                         "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=192,q_len=70,kv_len=77/f16/s1",
+                         "swa/prefill/batch=1,q_heads=4,kv_heads=4,head_dim=64,q_len=300,kv_len=300,window=50,sinks=8,"
+                         "softcap=25,alibi=true/f16/s1"}) {
     CAPTURE(id);
     const auto s = ask("mma", id, kH200);
     REQUIRE(s);
+    CHECK(s->reason.empty());
     CHECK(s->ok);
   }
   const auto f32 = ask("mma", "mha/prefill/batch=1,q_heads=4,head_dim=64,q_len=100,kv_len=100/f32/s1", kH200);
   REQUIRE(f32);
   CHECK_FALSE(f32->ok);
   CHECK(f32->reason == "f32: the mma variant takes f16 and bf16 (tensor cores)");
-  const auto d80 = ask("mma", "mqa/decode/batch=2,q_heads=8,head_dim=80,kv_len=777/f16/s1", kH200);
-  REQUIRE(d80);
-  CHECK_FALSE(d80->ok);
-  CHECK(d80->reason == "head_dim=80: the mma variant needs 64, 128 or 256");
-  // 192 KiB of shared memory for the d256 prefill tile: more than an sm_86 block may have.
-  const auto small = ask("mma", "mha/prefill/batch=2,q_heads=4,head_dim=256,q_len=197,kv_len=197/f16/s1", kSm86);
-  REQUIRE(small);
-  CHECK_FALSE(small->ok);
-  CHECK(small->reason.find("shared memory") != std::string::npos);
+  const auto odd = ask("mma", "mqa/decode/batch=2,q_heads=8,head_dim=36,kv_len=777/f16/s1", kH200);
+  REQUIRE(odd);
+  CHECK_FALSE(odd->ok);
+  CHECK(odd->reason.find("head_dim=36, v_head_dim=36, v_stride=36: the mma kernels copy rows in 16-byte pieces") == 0);
+  // 576 with its own V (not inside the key rows): neither the tiles nor the latent kernel.
+  const auto wide = ask("mma", "mqa/decode/batch=1,q_heads=16,head_dim=576,kv_len=1500/bf16/s1", kH200);
+  REQUIRE(wide);
+  CHECK_FALSE(wide->ok);
+  CHECK(wide->reason.find("head_dim=576, v_head_dim=576: the mma tiles hold widths up to 256") == 0);
+  const auto cog = ask("mma", "cog/decode/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4097/f16/s1", kH200);
+  CHECK_FALSE(cog);  // cog registers no mma impl: its signed weights are the general kernel's
+  // 192 KiB of shared memory for the 256-wide prefill tile: more than an sm_86 block may have.
+  for (const char* id : {"mha/prefill/batch=2,q_heads=4,head_dim=256,q_len=197,kv_len=197/f16/s1",
+                         "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=192,q_len=70,kv_len=77/f16/s1"}) {
+    CAPTURE(id);
+    const auto small = ask("mma", id, kSm86);
+    REQUIRE(small);
+    CHECK_FALSE(small->ok);
+    CHECK(small->reason.find("shared memory") != std::string::npos);
+  }
 }
 
 TEST_CASE("the cuda general variant takes every dtype and head dim", "[unit]") {

@@ -2,8 +2,9 @@
 // buffers. The kernels, their choice and limits live in the shared stage (attention_stage.h,
 // attention_stage.cpp), which mla's impl prepares over its workspaces too.
 //
-//   mma      tensor cores, f16/bf16, head_dim 64/128/256 (mha, mqa, gqa)
-//   general  CUDA cores, f32/f16/bf16, head_dim up to 1024, the patterns (window, sinks,
+//   mma      tensor cores, f16/bf16, key and value widths up to 256 in multiples of 8 (mha, mqa,
+//            gqa, swa), the patterns but cog's signed weights
+//   general  CUDA cores, f32/f16/bf16, head_dim up to 1024, every pattern (window, sinks,
 //            soft-cap, ALiBi, signed weights)
 #include "../runtime/cuda_backend.h"
 #include "../runtime/cuda_check.h"
@@ -49,6 +50,7 @@ using CudaAttentionGeneral = CudaAttention<AttentionVariant::general>;
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionMma, "mha", "cuda", "mma");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionMma, "mqa", "cuda", "mma");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionMma, "gqa", "cuda", "mma");
+ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionMma, "swa", "cuda", "mma");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "mha", "cuda", "general");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "mqa", "cuda", "general");
 ATTNBENCH_IMPL(attnbench::cuda::CudaAttentionGeneral, "gqa", "cuda", "general");

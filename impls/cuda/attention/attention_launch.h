@@ -52,13 +52,14 @@ struct LaunchShape {
   int min_keys_per_split;  // a split shorter than this wastes the CTA
 };
 
-// Each family is a function template over (element type, head dim) with explicit instantiations
+// Each family is a function template over (element type, tile width) with explicit instantiations
 // in the build folder; `configure` sets the kernel's shared-memory limit (once, in prepare) and
 // reports how many of its CTAs fit on one SM; `launch` enqueues it. Both return the CUDA error
 // instead of throwing.
 //
-// prefill_mma: tensor cores (mma.sync m16n8k16, f32 accumulation), f16/bf16, D in {64, 128, 256};
-// the mma families take v_head_dim = v_stride = head_dim only, and no head_sparse.
+// prefill_mma: tensor cores (mma.sync m16n8k16, f32 accumulation), f16/bf16, tile width D in
+// {64, 128, 256}: head_dim and v_head_dim multiples of 8 up to D, any v_stride (a multiple of 8),
+// head_sparse; every pattern but cog's signed weights.
 template <Elem E, int D>
 LaunchShape prefill_mma_shape();
 template <Elem E, int D>
@@ -66,7 +67,8 @@ cudaError_t prefill_mma_configure(int* ctas_per_sm);
 template <Elem E, int D>
 cudaError_t prefill_mma_launch(const Params& p, cudaStream_t stream);
 
-// decode_mma: split-KV (flash-decoding) on tensor cores; MT = 16-row MMA tiles per CTA (1 or 2).
+// decode_mma: split-KV (flash-decoding) on tensor cores; MT = 16-row MMA tiles per CTA (1 or 2);
+// the widths and patterns of prefill_mma.
 template <Elem E, int D, int MT>
 LaunchShape decode_mma_shape();
 template <Elem E, int D, int MT>
@@ -74,9 +76,17 @@ cudaError_t decode_mma_configure(int* ctas_per_sm);
 template <Elem E, int D, int MT>
 cudaError_t decode_mma_launch(const Params& p, int row_blocks, cudaStream_t stream);
 
+// latent_mma: MLA's absorbed attention on tensor cores, both phases, split-KV: head_dim up to 576,
+// v_head_dim up to 512 read inside K's rows (v = k, v_stride = head_dim); causal masking only.
+template <Elem E>
+LaunchShape latent_mma_shape();
+template <Elem E>
+cudaError_t latent_mma_configure(int* ctas_per_sm);
+template <Elem E>
+cudaError_t latent_mma_launch(const Params& p, int row_blocks, cudaStream_t stream);
+
 // general: CUDA cores, any element type, head_dim and v_head_dim ≤ DMAX (64, 128, 256, 512 or
-// 1024), any v_stride, split-KV or not; the one family that takes the window, sinks, soft-cap,
-// ALiBi, MLA's key/value widths and head_sparse.
+// 1024), any width and v_stride, split-KV or not; every pattern, cog's signed weights included.
 template <Elem E, int DMAX>
 LaunchShape general_shape();
 template <Elem E, int DMAX>

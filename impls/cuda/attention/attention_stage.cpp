@@ -1,24 +1,25 @@
 // The attention stage on CUDA (attention_stage.h): kernel choice, limits, splits and launches of
 // one attention step, from its AttentionParams, dtype and buffers.
 //
-//   mma      tensor cores, f16/bf16, head_dim 64/128/256 with v_head_dim = v_stride = head_dim; the
-//            window, sinks, soft-cap and ALiBi (not cog's signed weights, not head_sparse).
-//            prefill: prefill_mma.cuh (FlashAttention-2 style, GQA-packed rows, causal skipping)
-//            decode:  decode_mma.cuh (split-KV, warp-private cp.async pipelines) + split_combine
+//   mma      tensor cores, f16/bf16; the window, sinks, soft-cap, ALiBi and head_sparse (not cog's
+//            signed weights):
+//            head_dim and v_head_dim multiples of 8 that fit a tile of 64, 128 or 256 (both padded
+//            to 16; V narrower or wider than K, rows v_stride apart):
+//              prefill: prefill_mma.cuh (FlashAttention-2 style, GQA-packed rows, causal skipping)
+//              decode:  decode_mma.cuh (split-KV, warp-private cp.async pipelines) + split_combine
+//            MLA's absorbed step (V the first v_head_dim ≤ 512 elements of K's rows, key ≤ 576):
+//              both:    latent_mma.cuh (FlashMLA's decode on mma.sync, split-KV) + split_combine
 //            Compute-bound rows are judged against the mma rate of their dtype (cuda_peaks.h).
-//   general  CUDA cores, f32/f16/bf16, head_dim and v_head_dim up to 1024, any v_stride, both
-//            phases (general.cuh, split-KV when the rows alone cannot fill the GPU) + split_combine.
-//            All arithmetic is fp32 FFMA whatever the dtype, so rows are judged against fp32.
+//   general  CUDA cores, f32/f16/bf16, head_dim and v_head_dim up to 1024, any width and v_stride,
+//            every pattern, both phases (general.cuh, split-KV when the rows alone cannot fill
+//            the GPU) + split_combine. All arithmetic is fp32 FFMA whatever the dtype, so rows are
+//            judged against fp32.
 //
 // The number of KV splits comes from the SM count, the kernel's CTAs per SM and the cache length
 // (choose_splits). Partials live in a workspace allocated in prepare(); enqueue() only launches.
 //
-// head_sparse (moh) runs on the general kernel only: map_rows.cu compacts each KV head's active
-// rows into a row map first, and the general kernel and split_combine take their rows through it
-// (kernel_common.cuh task_row). The mma kernels are not mapped: besides their Q load, each indexes
-// its rows on its own in several places (the block's key range, the unmasked-tile bound, the
-// diagonal tiles' mask, the epilogue's LSE and O stores), so mapping them would reach into their
-// tuned loops and register budgets, for rows the general kernel already serves.
+// head_sparse (moh): map_rows.cu compacts each KV head's active rows into a row map first, and
+// every kernel and split_combine take their rows through it (kernel_common.cuh task_row).
 #include "attention_stage.h"
 
 #include <algorithm>
@@ -90,12 +91,41 @@ Kernel general_kernel() {
   return {attn::general_shape<E, DMAX>(), &attn::general_configure<E, DMAX>, &attn::general_launch<E, DMAX>, true, ""};
 }
 
+// 16-aligned width: the mma kernels' k and n steps.
+int64_t pad16(int64_t n) { return (n + 15) / 16 * 16; }
+
+// The tile width of the tiered tensor-core kernels for a step: the narrowest of 64, 128 and 256
+// that holds both the key and the value padded to 16; 0 when none does.
+int mma_tile(const attention::AttentionParams& s) {
+  const int64_t w = std::max(pad16(s.head_dim), pad16(s.v_head_dim));
+  for (const int d : {64, 128, 256})
+    if (w <= d) return d;
+  return 0;
+}
+
+// MLA's absorbed step, which latent_mma takes past the tiles: the value is the first v_head_dim
+// elements of each key row (v_stride = head_dim with a narrower value: V is the K buffer, by the
+// contract), key up to 576, value up to 512.
+bool latent_step(const attention::AttentionParams& s) {
+  return s.v_stride == s.head_dim && s.v_head_dim < s.head_dim && s.head_dim <= 576 && s.v_head_dim <= 512;
+}
+
 // Decode packs G·q_len rows per KV head; two 16-row MMA tiles per CTA when there are more than 16
-// (up to head_dim 128: at 256 the second tile's accumulators would not fit in registers).
-int decode_mma_tiles(const attention::AttentionParams& s) { return s.group * s.q_len > 16 && s.head_dim <= 128 ? 2 : 1; }
+// (up to the 128 tile: at 256 the second tile's accumulators would not fit in registers).
+int decode_mma_tiles(const attention::AttentionParams& s, int tile) { return s.group * s.q_len > 16 && tile <= 128 ? 2 : 1; }
 
 template <Elem E>
-std::optional<Kernel> mma_kernel_of(bool decode, int d, int mt) {
+cudaError_t latent_launch(const attn::Params& p, int row_blocks, cudaStream_t s) {
+  return attn::latent_mma_launch<E>(p, row_blocks, s);
+}
+
+template <Elem E>
+std::optional<Kernel> mma_kernel_of(const attention::AttentionParams& s, bool decode) {
+  const int d = mma_tile(s), mt = decode_mma_tiles(s, d);
+  if (d == 0) {
+    if (!latent_step(s)) return std::nullopt;
+    return Kernel{attn::latent_mma_shape<E>(), &attn::latent_mma_configure<E>, &latent_launch<E>, true, mma_ceiling<E>()};
+  }
   if (!decode) {
     switch (d) {
       case 64: return prefill_kernel<E, 64>();
@@ -112,17 +142,10 @@ std::optional<Kernel> mma_kernel_of(bool decode, int d, int mt) {
   return std::nullopt;
 }
 
-// The mma kernels read V with K's width and row stride, and write O rows head_dim wide.
-bool mma_widths(const attention::AttentionParams& s) {
-  return s.v_head_dim == s.head_dim && s.v_stride == s.head_dim;
-}
-
 std::optional<Kernel> mma_kernel(const attention::AttentionParams& s, DType dtype, bool decode) {
-  if (!mma_widths(s)) return std::nullopt;
-  const int d = static_cast<int>(s.head_dim), mt = decode_mma_tiles(s);
   switch (dtype) {
-    case DType::f16: return mma_kernel_of<Elem::f16>(decode, d, mt);
-    case DType::bf16: return mma_kernel_of<Elem::bf16>(decode, d, mt);
+    case DType::f16: return mma_kernel_of<Elem::f16>(s, decode);
+    case DType::bf16: return mma_kernel_of<Elem::bf16>(s, decode);
     default: return std::nullopt;
   }
 }
@@ -181,6 +204,25 @@ Support common_limits(const attention::AttentionParams& s, bool decode, const Ke
   return Support::yes();
 }
 
+// Why the mma variant does not take the step, or "".
+std::string mma_refusal(const attention::AttentionParams& s, DType dtype) {
+  if (dtype != DType::f16 && dtype != DType::bf16)
+    return cat(dtype_name(dtype), ": the mma variant takes f16 and bf16 (tensor cores)");
+  if (s.signed_weights) return "signed weights (cog) are taken by the general variant; the mma kernels' softmax keeps no signs";
+  if (s.head_dim % 8 != 0 || s.v_head_dim % 8 != 0 || s.v_stride % 8 != 0)
+    return cat("head_dim=", s.head_dim, ", v_head_dim=", s.v_head_dim, ", v_stride=", s.v_stride,
+               ": the mma kernels copy rows in 16-byte pieces and need multiples of 8; the general variant takes any width");
+  if (mma_tile(s) > 0) return "";
+  if (!latent_step(s))
+    return cat("head_dim=", s.head_dim, ", v_head_dim=", s.v_head_dim,
+               ": the mma tiles hold widths up to 256, and the latent kernel keys up to 576 whose first 512 or fewer "
+               "elements are the value (v_stride = head_dim); the general variant takes the rest");
+  if (s.window > 0 || s.sinks > 0 || attention::modifies_logits(s) || s.head_sparse || s.rope_dim > 0)
+    return "the latent kernel (MLA's absorbed key and value widths) masks causally only: the window, sinks, soft-cap, ALiBi, "
+           "head_sparse and the fused rope are taken by the general variant";
+  return "";
+}
+
 }  // namespace
 
 AttentionBuffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates) {
@@ -207,18 +249,8 @@ void add_rope_buffers(AttentionBuffers& b, const attention::AttentionParams& s, 
 Support AttentionStage::supports(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode,
                                  const DeviceLimits& limits) {
   if (variant == AttentionVariant::mma) {
-    if (dtype != DType::f16 && dtype != DType::bf16)
-      return Support::no(cat(dtype_name(dtype), ": the mma variant takes f16 and bf16 (tensor cores)"));
-    if (s.head_dim != 64 && s.head_dim != 128 && s.head_dim != 256)
-      return Support::no(cat("head_dim=", s.head_dim, ": the mma variant needs 64, 128 or 256"));
-    if (!mma_widths(s))
-      return Support::no(cat("v_head_dim=", s.v_head_dim, ", v_stride=", s.v_stride, " with head_dim=", s.head_dim,
-                             ": the mma kernels read V and write O head_dim wide; other value widths take the general "
-                             "variant"));
-    if (s.signed_weights)
-      return Support::no("signed weights (cog) are taken by the general variant; the mma kernels' softmax keeps no signs");
-    if (s.head_sparse)
-      return Support::no("head_sparse is taken by the general variant; the mma kernels do not map their rows");
+    const std::string why = mma_refusal(s, dtype);
+    if (!why.empty()) return Support::no(why);
   }
   const std::optional<Kernel> k = kernel_for(variant, s, dtype, decode);
   if (!k)
@@ -232,8 +264,9 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
   const std::optional<Kernel> k = kernel_for(variant, s, dtype, decode);
   ATTNBENCH_ASSERT(k, "prepare() of an attention step supports() refused: head_dim=", s.head_dim,
                    " v_head_dim=", s.v_head_dim);
-  ATTNBENCH_ASSERT(!s.head_sparse || (variant == AttentionVariant::general && buffers.row_gates),
-                   "head_sparse attention takes the general variant and row_gates");
+  ATTNBENCH_ASSERT(!s.head_sparse || buffers.row_gates, "head_sparse attention takes row_gates");
+  ATTNBENCH_ASSERT(variant == AttentionVariant::general || mma_tile(s) > 0 || buffers.v == buffers.k,
+                   "the latent kernel reads V inside K's rows: v must be the K buffer");
   launch_ = k->launch;
   ceiling_ = k->compute_ceiling;
   const RowPasses passes = row_passes(*elem_of(dtype));

@@ -22,9 +22,9 @@ namespace attnbench::cuda {
 
 class CudaBackend;
 
-// The variants: tensor cores (f16/bf16, head_dim 64/128/256, v_head_dim = v_stride = head_dim,
-// every pattern but cog's signed weights, no head_sparse) or CUDA cores (every dtype, head_dim and v_head_dim up to
-// 1024, head_sparse).
+// The variants: tensor cores (f16/bf16; key and value widths that are multiples of 8 up to 256, or
+// MLA's absorbed 576/512 with V inside K's rows; every pattern but cog's signed weights, head_sparse
+// included) or CUDA cores (every dtype, any head_dim and v_head_dim up to 1024, every pattern).
 enum class AttentionVariant { mma, general };
 
 // The device buffers of one attention step (attention_launch.h's Params has their layouts).

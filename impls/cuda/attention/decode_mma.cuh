@@ -1,7 +1,9 @@
 // Decode attention on tensor cores (variant `mma`): split-KV (flash-decoding) with GQA packing,
-// for f16/bf16 and head_dim 64, 128 or 256, with the window, sinks, soft-cap and ALiBi
-// (attention_common.h; the splits share the window's keys, the sink tiles go with split 0).
-// Memory-bound: the design goal is to keep HBM busy.
+// for f16/bf16, with the window, sinks, soft-cap and ALiBi (attention_common.h; the splits share
+// the window's keys, the sink tiles go with split 0). Tile widths D = 64, 128 and 256 take every
+// key and value width up to D that is a multiple of 8 (MmaWidths, as prefill_mma), and head_sparse:
+// a CTA's rows are task positions of the KV head's row map, O scaled by the row's gate (by
+// split_combine when the keys are split). Memory-bound: the design goal is to keep HBM busy.
 //
 // Grid: x = row block × split, y = KV head, z = batch. A CTA takes RM = 16·MT packed rows (the
 // G query heads × q_len queries of one KV head, so each K/V byte is read once per group) and one
@@ -36,23 +38,15 @@ struct DecodeConfig {
   static constexpr size_t kStageBytes = 2 * kTileBytes;
   static constexpr size_t kWarpBytes = kStages * kStageBytes;
   static constexpr size_t kMainBytes = kQBytes + kWarps * kWarpBytes;
-  // Warp merge: O rows padded by 8 floats (conflict-free float2 stores), then max, sum, weight.
+  // Warp merge: O rows padded by 8 floats (conflict-free float2 stores), then max, sum, weight, and
+  // each row's output index.
   static constexpr int kRedStride = D + 8;
-  static constexpr size_t kRedBytes = static_cast<size_t>(kWarps) * kRM * (kRedStride + 3) * 4;
+  static constexpr size_t kRedBytes = static_cast<size_t>(kWarps) * kRM * (kRedStride + 3) * 4 + kRM * 8;
   static constexpr size_t kSmem = kMainBytes > kRedBytes ? kMainBytes : kRedBytes;
-  static_assert(D == 64 || D == 128 || D == 256, "decode_mma: head_dim 64, 128 or 256");
+  static_assert(D == 64 || D == 128 || D == 256, "decode_mma: tile widths 64, 128 or 256");
   static_assert(MT == 1 || MT == 2, "decode_mma: one or two 16-row tiles");
   static_assert(kSmem <= 227 * 1024, "decode_mma: shared memory above the sm_90 opt-in limit");
 };
-
-// Two floats rounded to the output type, stored as one 4-byte word (x is even).
-__device__ __forceinline__ void store_pair(float* dst, float a, float b) { *reinterpret_cast<float2*>(dst) = {a, b}; }
-__device__ __forceinline__ void store_pair(__half* dst, float a, float b) {
-  *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(a, b);
-}
-__device__ __forceinline__ void store_pair(__nv_bfloat16* dst, float a, float b) {
-  *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(a, b);
-}
 
 template <typename T, int D, int MT>
 __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_kernel(const Params p) {
@@ -65,26 +59,30 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   const uint32_t q_s = ptx::smem_addr(smem);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const SplitBlock<RM, false> blk(p);
+  const SplitBlock<RM> blk(p);
   const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
+  if (r0 >= R) return;  // head_sparse: past the KV head's active rows (the whole CTA, before any barrier)
+  const MmaWidths widths(p.s);
   // The sink tiles (split 0), then this split's share of the window's (kernel_common.cuh).
-  const VisibleTiles<TN> vis(p.s, visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal), blk.n_end, p.splits, split);
+  const VisibleTiles<TN> vis(p.s, visible_end(kv_len, p.s.q_len, task_row(p, b, g, r0) / G, p.s.causal), blk.n_end,
+                             p.splits, split);
   const int n_tiles = vis.tiles;
   const int my_tiles = n_tiles > warp ? (n_tiles - warp + WARPS - 1) / WARPS : 0;  // tiles warp, warp+WARPS, ...
 
-  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
-  const T* k_head = static_cast<const T*>(p.k) + head;
-  const T* v_head = static_cast<const T*>(p.v) + head;
+  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap;
+  const T* k_head = static_cast<const T*>(p.k) + head * p.s.head_dim;
+  const T* v_head = static_cast<const T*>(p.v) + head * widths.v_stride;
   const uint32_t pipe = q_s + static_cast<uint32_t>(Cfg::kQBytes + warp * Cfg::kWarpBytes);
   const auto load_tile = [&](int k) {  // this warp's k-th tile into stage k % STAGES
     const int tile = warp + k * WARPS, key0 = vis.first(tile), limit = vis.limit(tile);
     const uint32_t stage = pipe + static_cast<uint32_t>((k % STAGES) * Cfg::kStageBytes);
-    load_kv_tile<T, D, TN, 32>(stage, k_head, key0, limit, lane);
-    load_kv_tile<T, D, TN, 32>(stage + static_cast<uint32_t>(Cfg::kTileBytes), v_head, key0, limit, lane);
+    load_kv_tile<T, D, TN, 32>(stage, k_head, p.s.head_dim, widths.k_chunks, 2 * widths.k_steps, key0, limit, lane);
+    load_kv_tile<T, D, TN, 32>(stage + static_cast<uint32_t>(Cfg::kTileBytes), v_head, widths.v_stride, widths.v_chunks,
+                               2 * widths.v_steps, key0, limit, lane);
   };
 
   // Groups, oldest first: Q (every thread's share), then one per tile (empty past the last).
-  load_q_tile<T, D, RM, Cfg::kThreads>(q_s, p, b, g, r0, R, tid);
+  load_q_tile<T, D, RM, Cfg::kThreads>(q_s, p, widths, b, g, r0, R, tid);
   ptx::cp_async_commit();
 #pragma unroll
   for (int k = 0; k < STAGES - 1; ++k) {
@@ -104,7 +102,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int r = min(r0 + mi * 16 + quad_row + 8 * h, R - 1);
+      const int r = task_row(p, b, g, min(r0 + mi * 16 + quad_row + 8 * h, R - 1));
       row_end[mi][h] = visible_end(kv_len, p.s.q_len, r / G, p.s.causal);
       row_begin[mi][h] = window_begin(p.s, row_end[mi][h]);
       row_sinks[mi][h] = sink_end(p.s, row_begin[mi][h]);
@@ -126,7 +124,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
     const int tile = warp + k * WARPS, key0 = vis.first(tile), limit = vis.limit(tile);
 
     float s[MT][NT][4];
-    warp_qk<T, D, MT, TN>(s, q_s, 0, k_st, lanes);
+    warp_qk<T, D, MT, TN>(s, q_s, 0, k_st, lanes, widths.k_steps);
 
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi)
@@ -143,7 +141,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
         }
 
     warp_softmax(s, o, mx, l, p.scale_log2);
-    warp_pv<T, D, MT, TN>(o, s, v_st, lanes);
+    warp_pv<T, D, MT, TN>(o, s, v_st, lanes, widths.v_steps);
     __syncwarp();  // all lanes done with this stage before a later iteration refills it
   }
 
@@ -163,7 +161,8 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
       const float row_sum = quad_sum(l[mi][h]);
       float* dst = red_o + (warp * RM + row) * Cfg::kRedStride + quad_col;
 #pragma unroll
-      for (int dt = 0; dt < DT; ++dt) store_pair(dst + dt * 8, o[mi][dt][2 * h], o[mi][dt][2 * h + 1]);
+      for (int dt = 0; dt < DT; ++dt)
+        if (dt < 2 * widths.v_steps) store_pair(dst + dt * 8, o[mi][dt][2 * h], o[mi][dt][2 * h + 1]);
       if ((lane & 3) == 0) {
         red_mx[warp * RM + row] = mx[mi][h];
         red_l[warp * RM + row] = row_sum;
@@ -172,6 +171,9 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   __syncthreads();
 
   const int64_t rows_total = static_cast<int64_t>(p.s.batch) * p.s.q_heads * p.s.q_len;
+  // Each row's O and LSE index, and with one split the gate O is scaled by (split_combine gates the
+  // merged row otherwise).
+  int64_t* row_idx = reinterpret_cast<int64_t*>(weight + WARPS * RM);  // [RM] (8-byte aligned: WARPS·RM is even)
   if (tid < RM) {
     const int row = tid;
     float m = kNegInf;
@@ -181,12 +183,14 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
     float sum = 0.0f;
 #pragma unroll
     for (int w = 0; w < WARPS; ++w) sum += red_l[w * RM + row] * exp2f(red_mx[w * RM + row] - base);
+    const int r = r0 + row;
+    const int64_t idx = r < R ? packed_row_index(p, b, g, task_row(p, b, g, r)) : 0;
+    const float gate = p.s.head_sparse && p.splits == 1 && r < R ? p.row_gates[idx] : 1.0f;
 #pragma unroll
     for (int w = 0; w < WARPS; ++w)
-      weight[w * RM + row] = sum > 0.0f ? exp2f(red_mx[w * RM + row] - base) / sum : 0.0f;
-    const int r = r0 + row;
+      weight[w * RM + row] = sum > 0.0f ? exp2f(red_mx[w * RM + row] - base) / sum * gate : 0.0f;
+    row_idx[row] = idx;
     if (r < R) {
-      const int64_t idx = packed_row_index(p, b, g, r);
       const float lse = sum > 0.0f ? natural_lse(m, sum, p) : kNegInf;
       if (p.splits == 1) p.lse[idx] = lse;
       else p.part_lse[split * rows_total + idx] = lse;
@@ -194,8 +198,9 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   }
   __syncthreads();
 
-  for (int e = tid; e < RM * D / 2; e += Cfg::kThreads) {
-    const int row = e / (D / 2), x = 2 * (e % (D / 2)), r = r0 + row;
+  const int dv = p.s.v_head_dim, half_dv = dv / 2;
+  for (int e = tid; e < RM * half_dv; e += Cfg::kThreads) {
+    const int row = e / half_dv, x = 2 * (e - row * half_dv), r = r0 + row;
     if (r >= R) continue;
     float acc0 = 0.0f, acc1 = 0.0f;
 #pragma unroll
@@ -205,9 +210,9 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
       acc0 = fmaf(wt, v.x, acc0);
       acc1 = fmaf(wt, v.y, acc1);
     }
-    const int64_t idx = packed_row_index(p, b, g, r);
-    if (p.splits == 1) store_pair(static_cast<T*>(p.o) + idx * D + x, acc0, acc1);
-    else store_pair(p.part_o + (split * rows_total + idx) * D + x, acc0, acc1);
+    const int64_t idx = row_idx[row];
+    if (p.splits == 1) store_pair(static_cast<T*>(p.o) + idx * dv + x, acc0, acc1);
+    else store_pair(p.part_o + (split * rows_total + idx) * dv + x, acc0, acc1);
   }
 }
 

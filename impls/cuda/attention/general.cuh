@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   // registers (sm_90, DMAX 512), and loading V from the same rows is as correct.
   const bool v_in_k = Cfg::kWide && p.v == p.k && VS == D;
   const float* pv_s = v_in_k ? k_s : v_s;
-  const SplitBlock<ROWS, true> blk(p);
+  const SplitBlock<ROWS> blk(p);
   const int split = blk.split, g = blk.g, b = blk.b, G = p.s.group, R = blk.R, r0 = blk.r0, kv_len = blk.kv_len;
   if (r0 >= R) return;  // head_sparse: past the KV head's active rows (the whole CTA, before any barrier)
   // The sink tiles (split 0), then this split's share of the window's (kernel_common.cuh).

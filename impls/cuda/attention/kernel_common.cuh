@@ -95,6 +95,15 @@ __device__ __forceinline__ int task_row(const Params& p, int b, int g, int pos) 
   return static_cast<int>(attention::packed_row(p.s, p.row_map, b, g, pos));
 }
 
+// Two floats rounded to the output type, stored as one 4-byte word (x is even).
+__device__ __forceinline__ void store_pair(float* dst, float a, float b) { *reinterpret_cast<float2*>(dst) = {a, b}; }
+__device__ __forceinline__ void store_pair(__half* dst, float a, float b) {
+  *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(a, b);
+}
+__device__ __forceinline__ void store_pair(__nv_bfloat16* dst, float a, float b) {
+  *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(a, b);
+}
+
 // --- swizzled tiles of 16-bit elements ----------------------------------------------------------
 // A tile row holds D elements = D/8 chunks of 16 bytes; chunk c of row r is stored at chunk
 // c ^ (r & 7). An ldmatrix phase reads one chunk column of 8 consecutive rows: the XOR spreads
@@ -129,45 +138,72 @@ struct LdsmLane {
   }
 };
 
-// Rows [0, ROWS) of a K or V tile starting at key `key0`; rows at or beyond valid_end − key0 are
-// zero-filled without reading global memory, so the NaN padding past kv_len is never touched.
-// Thread tid copies chunk tid % C of rows tid / C + i·(THREADS / C): its source advances by a
-// compile-time stride, and so does its destination when that row stride is a multiple of 8 (rows
-// 8 apart share a swizzle); otherwise (a warp loading its own tile) the swizzle is recomputed.
+// The widths a tensor-core kernel of tile width D (a multiple of 64) runs at: key rows head_dim and
+// value rows v_head_dim wide, multiples of 8 (16-byte cp.async chunks), each padded to 16 for the
+// mma steps. Inside a tile row the chunks past a width's own and below its padded end are
+// zero-filled (a 40-wide key's dims 40..47 meet zeros on both sides of Q·Kᵀ); those past the padded
+// end are never written or read, and the mma steps over them are skipped, so a narrower head costs
+// its own arithmetic, only the shared memory of the tile.
+struct MmaWidths {
+  int k_chunks;  // 16-byte chunks of a Q or K row (head_dim / 8)
+  int k_steps;   // 16-dim steps of Q·Kᵀ (head_dim / 16, rounded up); 2·k_steps chunks filled
+  int v_chunks;  // of a V or O row (v_head_dim / 8)
+  int v_steps;   // 16-column steps of P·V; 2·v_steps chunks filled
+  int v_stride;  // elements between V rows
+  __device__ __forceinline__ explicit MmaWidths(const attention::AttentionParams& s)
+      : k_chunks(s.head_dim / 8), k_steps((s.head_dim + 15) / 16), v_chunks(s.v_head_dim / 8),
+        v_steps((s.v_head_dim + 15) / 16), v_stride(s.v_stride) {}
+};
+
+// Rows [0, ROWS) of a K or V tile starting at key `key0`, rows `stride` elements apart in global
+// memory, `chunks` 16-byte chunks of each read and chunks [chunks, fill) zero-filled (MmaWidths);
+// rows at or beyond valid_end − key0 are zero-filled without reading global memory, so the NaN
+// padding past kv_len is never touched. Thread tid copies chunk tid % C of rows tid / C +
+// i·(THREADS / C): its source advances by a fixed stride, and its destination by a compile-time one
+// when that row stride is a multiple of 8 (rows 8 apart share a swizzle); otherwise (a warp loading
+// its own tile) the swizzle is recomputed.
 template <typename T, int D, int ROWS, int THREADS>
-__device__ __forceinline__ void load_kv_tile(uint32_t dst, const T* head_base, int key0, int valid_end, int tid) {
+__device__ __forceinline__ void load_kv_tile(uint32_t dst, const T* head_base, int stride, int chunks, int fill, int key0,
+                                             int valid_end, int tid) {
   constexpr int kChunks = D / 8, kRowsPerPass = THREADS / kChunks;
   static_assert(THREADS % kChunks == 0 && ROWS % kRowsPerPass == 0, "load_kv_tile: uneven tile");
   const int row0 = tid / kChunks, ch = tid % kChunks;
-  const T* src = head_base + (static_cast<int64_t>(key0) + row0) * D + ch * 8;
+  if (ch >= fill) return;  // past the padded width: never read
+  const bool in_row = ch < chunks;
+  const T* src = head_base + (static_cast<int64_t>(key0) + row0) * stride + ch * 8;
   const uint32_t dst0 = dst + swizzle<D>(row0, ch);
 #pragma unroll
   for (int it = 0; it < ROWS / kRowsPerPass; ++it) {
     const int row = row0 + it * kRowsPerPass;
-    const bool ok = key0 + row < valid_end;
+    const bool ok = in_row && key0 + row < valid_end;
     // An invalid row reads nothing, but cp.async still wants a mapped address: the tile's first
     // key, which callers guarantee valid (key0 < valid_end).
-    const T* from = ok ? src + it * kRowsPerPass * D : head_base + static_cast<int64_t>(key0) * D;
+    const T* from = ok ? src + static_cast<int64_t>(it * kRowsPerPass) * stride : head_base + static_cast<int64_t>(key0) * stride;
     const uint32_t to = kRowsPerPass % 8 == 0 ? dst0 + static_cast<uint32_t>(it * kRowsPerPass * D * 2)
                                               : dst + swizzle<D>(row, ch);
     ptx::cp_async_16(to, from, ok);
   }
 }
 
-// The Q rows [r0, r0 + ROWS) of packed rows of KV head g; rows at or beyond R are zero-filled.
+// The Q rows of positions [r0, r0 + ROWS) of KV head g's task rows (task_row: the packed rows, or
+// with head_sparse the active ones), k_chunks chunks each read and the rest of the padded width
+// zero-filled; positions at or beyond R are zero-filled.
 template <typename T, int D, int ROWS, int THREADS>
-__device__ __forceinline__ void load_q_tile(uint32_t dst, const Params& p, int b, int g, int r0, int R, int tid) {
+__device__ __forceinline__ void load_q_tile(uint32_t dst, const Params& p, const MmaWidths& w, int b, int g, int r0,
+                                            int R, int tid) {
   constexpr int kChunks = D / 8, kRowsPerPass = THREADS / kChunks;
   static_assert(THREADS % kChunks == 0, "load_q_tile: uneven rows");
   constexpr int kPasses = (ROWS + kRowsPerPass - 1) / kRowsPerPass;
   const T* q = static_cast<const T*>(p.q);
   const int row0 = tid / kChunks, ch = tid % kChunks;
+  if (ch >= 2 * w.k_steps) return;
+  const int d = p.s.head_dim;
 #pragma unroll
   for (int it = 0; it < kPasses; ++it) {
     const int row = row0 + it * kRowsPerPass, r = r0 + row;
     if (ROWS % kRowsPerPass != 0 && row >= ROWS) break;
-    const bool ok = r < R;
-    const T* src = q + (ok ? packed_row_index(p, b, g, r) * D + ch * 8 : 0);
+    const bool ok = r < R && ch < w.k_chunks;
+    const T* src = q + (ok ? packed_row_index(p, b, g, task_row(p, b, g, r)) * d + ch * 8 : 0);
     ptx::cp_async_16(dst + swizzle<D>(row, ch), src, ok);
   }
 }
@@ -233,9 +269,11 @@ __device__ __forceinline__ void warp_init(float (&o)[MT][DT][4], float (&mx)[MT]
   }
 }
 
+// S = Q·Kᵀ over the first k_steps 16-dim steps of the tile width (MmaWidths; the steps past them
+// hold no dims of the head).
 template <typename T, int D, int MT, int KEYS>
 __device__ __forceinline__ void warp_qk(float (&s)[MT][KEYS / 8][4], uint32_t q_tile, int row0, uint32_t k_tile,
-                                        const TileLanes<D>& lanes) {
+                                        const TileLanes<D>& lanes, int k_steps) {
   using M = ptx::Mma<T>;
 #pragma unroll
   for (int mi = 0; mi < MT; ++mi)
@@ -245,6 +283,7 @@ __device__ __forceinline__ void warp_qk(float (&s)[MT][KEYS / 8][4], uint32_t q_
       for (int c = 0; c < 4; ++c) s[mi][nt][c] = 0.0f;
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
+    if (kk >= k_steps) continue;  // uniform: a step past the head's dims
     uint32_t a[MT][4];
 #pragma unroll
     for (int mi = 0; mi < MT; ++mi)
@@ -262,21 +301,32 @@ __device__ __forceinline__ void warp_qk(float (&s)[MT][KEYS / 8][4], uint32_t q_
   }
 }
 
-// Online softmax of one tile (masked entries −inf): s becomes P = 2^(s·scale_log2 − base), and
-// l and o are rescaled to the new running max (see above).
+// The tile's max of each of the thread's rows over the quad (unscaled scores; −inf when masked).
+template <int MT, int NT>
+__device__ __forceinline__ void warp_tile_max(const float (&s)[MT][NT][4], float (&tile_max)[MT][2]) {
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float m = neg_inf();
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) m = fmaxf(m, fmaxf(s[mi][nt][2 * h], s[mi][nt][2 * h + 1]));
+      tile_max[mi][h] = quad_max(m);
+    }
+}
+
+// Online softmax of one tile (masked entries −inf) whose rows' max over the tile is tile_max
+// (unscaled): s becomes P = 2^(s·scale_log2 − base), and l and o are rescaled to the new running
+// max (see above).
 template <int MT, int NT, int DT>
-__device__ __forceinline__ void warp_softmax(float (&s)[MT][NT][4], float (&o)[MT][DT][4], float (&mx)[MT][2],
-                                             float (&l)[MT][2], float scale_log2) {
+__device__ __forceinline__ void warp_softmax_at(float (&s)[MT][NT][4], float (&o)[MT][DT][4], float (&mx)[MT][2],
+                                                float (&l)[MT][2], const float (&tile_max)[MT][2], float scale_log2) {
   const float kNegInf = neg_inf();
 #pragma unroll
   for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      float tile_max = kNegInf;
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mi][nt][2 * h], s[mi][nt][2 * h + 1]));
-      tile_max = quad_max(tile_max) * scale_log2;
-      const float new_mx = fmaxf(mx[mi][h], tile_max);
+      const float new_mx = fmaxf(mx[mi][h], tile_max[mi][h] * scale_log2);
       const float base = new_mx == kNegInf ? 0.0f : new_mx;
       const float alpha = ptx::exp2_approx(mx[mi][h] - base);
       mx[mi][h] = new_mx;
@@ -298,24 +348,42 @@ __device__ __forceinline__ void warp_softmax(float (&s)[MT][NT][4], float (&o)[M
     }
 }
 
-// O += P·V: P (rounded to T) comes from s, whose C layout over two 8-key tiles is the A layout of
-// one 16-key step; V's B fragments come transposed from the [keys][D] tile.
+// The same with the rows' max taken over this warp's tile alone.
+template <int MT, int NT, int DT>
+__device__ __forceinline__ void warp_softmax(float (&s)[MT][NT][4], float (&o)[MT][DT][4], float (&mx)[MT][2],
+                                             float (&l)[MT][2], float scale_log2) {
+  float tile_max[MT][2];
+  warp_tile_max(s, tile_max);
+  warp_softmax_at(s, o, mx, l, tile_max, scale_log2);
+}
+
+// The A fragments of P for the 16-key step kj (P rounded to T): s's C layout over two 8-key tiles
+// is the A layout of one 16-key step.
+template <typename T, int MT, int NT>
+__device__ __forceinline__ void p_fragments(uint32_t (&a)[MT][4], const float (&s)[MT][NT][4], int kj) {
+  using M = ptx::Mma<T>;
+#pragma unroll
+  for (int mi = 0; mi < MT; ++mi) {
+    a[mi][0] = M::pack(s[mi][2 * kj][0], s[mi][2 * kj][1]);
+    a[mi][1] = M::pack(s[mi][2 * kj][2], s[mi][2 * kj][3]);
+    a[mi][2] = M::pack(s[mi][2 * kj + 1][0], s[mi][2 * kj + 1][1]);
+    a[mi][3] = M::pack(s[mi][2 * kj + 1][2], s[mi][2 * kj + 1][3]);
+  }
+}
+
+// O += P·V over the first v_steps 16-column steps (MmaWidths): P from s, V's B fragments transposed
+// from the [keys][D] tile.
 template <typename T, int D, int MT, int KEYS>
 __device__ __forceinline__ void warp_pv(float (&o)[MT][D / 8][4], const float (&s)[MT][KEYS / 8][4], uint32_t v_tile,
-                                        const TileLanes<D>& lanes) {
+                                        const TileLanes<D>& lanes, int v_steps) {
   using M = ptx::Mma<T>;
 #pragma unroll
   for (int kj = 0; kj < KEYS / 16; ++kj) {
     uint32_t a[MT][4];
-#pragma unroll
-    for (int mi = 0; mi < MT; ++mi) {
-      a[mi][0] = M::pack(s[mi][2 * kj][0], s[mi][2 * kj][1]);
-      a[mi][1] = M::pack(s[mi][2 * kj][2], s[mi][2 * kj][3]);
-      a[mi][2] = M::pack(s[mi][2 * kj + 1][0], s[mi][2 * kj + 1][1]);
-      a[mi][3] = M::pack(s[mi][2 * kj + 1][2], s[mi][2 * kj + 1][3]);
-    }
+    p_fragments<T>(a, s, kj);
 #pragma unroll
     for (int dp = 0; dp < D / 16; ++dp) {
+      if (dp >= v_steps) continue;
       uint32_t b0, b1, b2, b3;  // dims 16dp..+7 (keys lo, keys hi), dims 16dp+8..+15 (keys lo, hi)
       ptx::ldsm_x4_trans(v_tile + lanes.a.at(16 * kj, dp), b0, b1, b2, b3);
 #pragma unroll
@@ -328,13 +396,11 @@ __device__ __forceinline__ void warp_pv(float (&o)[MT][D / 8][4], const float (&
 }
 
 // --- split-KV ------------------------------------------------------------------------------------
-// The CTA of a split kernel (grid x = row block × split, y = KV head, z = batch): positions
-// [r0, r0 + ROWS) of the KV head's R rows and the keys they see: [0, n_end), n_end being the last
-// position's (causal rows only grow). With TASK_ROWS (the general kernel) they are task positions
-// (task_rows, task_row: packed rows ascend with them), and a block at or past R (head_sparse:
-// beyond its KV head's active rows) sees no key; without (decode_mma, which takes no head_sparse
-// and keeps its registers) they are the packed rows themselves.
-template <int ROWS, bool TASK_ROWS>
+// The CTA of a split kernel (grid x = row block × split, y = KV head, z = batch): task positions
+// [r0, r0 + ROWS) of the KV head's R (task_rows, task_row: packed rows ascend with them) and the
+// keys they see: [0, n_end), n_end being the last position's (causal rows only grow). A block at
+// or past R (head_sparse: beyond its KV head's active rows) sees no key.
+template <int ROWS>
 struct SplitBlock {
   int split, b, g, R, r0, kv_len, n_end;
   __device__ __forceinline__ explicit SplitBlock(const Params& p) {
@@ -342,13 +408,10 @@ struct SplitBlock {
     r0 = static_cast<int>(blockIdx.x) / p.splits * ROWS;
     g = blockIdx.y;
     b = blockIdx.z;
-    R = TASK_ROWS ? task_rows(p, b, g) : p.s.group * p.s.q_len;
+    R = task_rows(p, b, g);
     kv_len = p.kv_len[attention::kv_len_index(p.s, b, g)];
     const int last = min(r0 + ROWS, R) - 1;
-    if constexpr (TASK_ROWS)
-      n_end = r0 < R ? visible_end(kv_len, p.s.q_len, task_row(p, b, g, last) / p.s.group, p.s.causal) : 0;
-    else
-      n_end = visible_end(kv_len, p.s.q_len, last / p.s.group, p.s.causal);
+    n_end = r0 < R ? visible_end(kv_len, p.s.q_len, task_row(p, b, g, last) / p.s.group, p.s.causal) : 0;
   }
 };
 

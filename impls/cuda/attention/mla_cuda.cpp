@@ -1,13 +1,14 @@
-// mla on CUDA (variant "general"): the stages of mla_stages() (reference/attention/mla_common.h) in
-// order on the backend's stream, over workspaces from the backend's allocator. All the math of
-// each form is in mla_stages; this file only binds buffers:
+// mla on CUDA: the stages of mla_stages() (reference/attention/mla_common.h) in order on the
+// backend's stream, over workspaces from the backend's allocator. All the math of each form is in
+// mla_stages; this file only binds buffers:
 //   naive     decompress_k (latent → K), decompress_v (latent → V): projection.cu;
-//             attention (q, K, V → O, LSE): the general kernel, head_dim nope + rope, v_head_dim v_dim
-//   absorbed  absorb_q (q → q̃): projection.cu; attention (q̃, latent, latent → u, LSE): the general
-//             kernel's DMAX 1024 instance at DeepSeek-V3's 576/512, reading V inside the latent
-//             rows (v_stride 576); project_out (u → O): projection.cu
-// The attention step runs on CUDA cores: the tensor-core kernels take v_head_dim = head_dim at
-// 64/128/256 only (attention_stage.h), which neither form has at DeepSeek's widths.
+//             attention (q, K, V → O, LSE): head_dim nope + rope, v_head_dim v_dim
+//   absorbed  absorb_q (q → q̃): projection.cu; attention (q̃, latent, latent → u, LSE), reading V
+//             inside the latent rows (v_stride rank + rope); project_out (u → O): projection.cu
+// The variants differ in the attention step (attention_stage.h):
+//   mma      tensor cores, f16/bf16: naive's 192/128 on the 256-wide tiles (prefill_mma,
+//            decode_mma), absorbed's 576/512 on latent_mma (FlashMLA's decode)
+//   general  CUDA cores, f32/f16/bf16: the general kernel (its 1024 instance at 576/512)
 #include <algorithm>
 #include <cstdint>
 
@@ -26,6 +27,7 @@ namespace {
 
 using projection_kernel::projection_limits;
 
+template <AttentionVariant V>
 class CudaMla final : public Impl {
  public:
   Support supports(const Case& c, const DeviceLimits& limits) const override {
@@ -41,7 +43,7 @@ class CudaMla final : public Impl {
                                        : projection_limits("decompress_k", st.decompress_k) +
                                              projection_limits("decompress_v", st.decompress_v);
     if (!why.empty()) return Support::no(why);
-    const Support a = AttentionStage::supports(AttentionVariant::general, st.attention, c.dtype, c.phase == "decode", limits);
+    const Support a = AttentionStage::supports(V, st.attention, c.dtype, c.phase == "decode", limits);
     if (!a.ok) return Support::no(cat("the attention step: ", a.reason));
     return Support::yes();
   }
@@ -85,7 +87,7 @@ class CudaMla final : public Impl {
       a.v = latent;  // the value is the first rank dims of the latent row (v_stride = rank + rope)
       a.o = ws_b_->ptr();
     }
-    attention_.prepare(AttentionVariant::general, st.attention, c.dtype, c.phase == "decode", be, a, "mla.attention");
+    attention_.prepare(V, st.attention, c.dtype, c.phase == "decode", be, a, "mla.attention");
   }
 
   std::string compute_ceiling() const override { return attention_.compute_ceiling(); }
@@ -107,7 +109,11 @@ class CudaMla final : public Impl {
   BufferPtr ws_a_, ws_b_;  // naive: K, V; absorbed: q̃, u
 };
 
+using CudaMlaMma = CudaMla<AttentionVariant::mma>;
+using CudaMlaGeneral = CudaMla<AttentionVariant::general>;
+
 }  // namespace
 }  // namespace attnbench::cuda
 
-ATTNBENCH_IMPL(attnbench::cuda::CudaMla, "mla", "cuda", "general");
+ATTNBENCH_IMPL(attnbench::cuda::CudaMlaMma, "mla", "cuda", "mma");
+ATTNBENCH_IMPL(attnbench::cuda::CudaMlaGeneral, "mla", "cuda", "general");

@@ -1,10 +1,10 @@
-// moh on CUDA (variant "general"): the stages of moh_stages() (reference/attention/moh_common.h)
-// in order on the backend's stream:
+// moh on CUDA: the stages of moh_stages() (reference/attention/moh_common.h) in order on the
+// backend's stream:
 //   router_logits  (learned only) x·W_routerᵀ into an f32 workspace: projection.cu with y_f32
 //   router         per token: scores, kept heads, gates and heads_idx: moh_router.cu
 //   attention      gqa's attention with head_sparse, gated by the router's gates: the shared stage
 //                  (attention_stage.h), which compacts each KV head's running rows and computes
-//                  only those, on the general kernel (the tensor-core kernels do not map rows)
+//                  only those, on tensor cores (variant mma, f16/bf16) or CUDA cores (general)
 #include <algorithm>
 #include <cstdint>
 
@@ -22,6 +22,7 @@
 namespace attnbench::cuda {
 namespace {
 
+template <AttentionVariant V>
 class CudaMoh final : public Impl {
  public:
   Support supports(const Case& c, const DeviceLimits& limits) const override {
@@ -42,7 +43,7 @@ class CudaMoh final : public Impl {
                              "head); it may take ", smem_cap));
     if (int64_t{st.router.batch} * st.router.q_len > moh_router::kMaxTokens)
       return Support::no(cat("the router: ", int64_t{st.router.batch} * st.router.q_len, " tokens exceed its grid"));
-    const Support a = AttentionStage::supports(AttentionVariant::general, st.attention, c.dtype, c.phase == "decode", limits);
+    const Support a = AttentionStage::supports(V, st.attention, c.dtype, c.phase == "decode", limits);
     if (!a.ok) return Support::no(cat("the attention step: ", a.reason));
     return Support::yes();
   }
@@ -61,7 +62,7 @@ class CudaMoh final : public Impl {
       router_.logits = logits_->ptr<float>();
     }
     const attention::AttentionParams& s = st.attention;
-    attention_.prepare(AttentionVariant::general, s, c.dtype, c.phase == "decode", be, case_buffers(s, io, gates), "moh.attention");
+    attention_.prepare(V, s, c.dtype, c.phase == "decode", be, case_buffers(s, io, gates), "moh.attention");
   }
 
   std::string compute_ceiling() const override { return attention_.compute_ceiling(); }
@@ -82,7 +83,11 @@ class CudaMoh final : public Impl {
   BufferPtr logits_;  // the learned router's [batch·q_len][heads + 2] f32
 };
 
+using CudaMohMma = CudaMoh<AttentionVariant::mma>;
+using CudaMohGeneral = CudaMoh<AttentionVariant::general>;
+
 }  // namespace
 }  // namespace attnbench::cuda
 
-ATTNBENCH_IMPL(attnbench::cuda::CudaMoh, "moh", "cuda", "general");
+ATTNBENCH_IMPL(attnbench::cuda::CudaMohMma, "moh", "cuda", "mma");
+ATTNBENCH_IMPL(attnbench::cuda::CudaMohGeneral, "moh", "cuda", "general");

@@ -1,7 +1,10 @@
 // Prefill attention on tensor cores (variant `mma`): FlashAttention-2's forward pass with GQA
-// packing, for f16/bf16 and head_dim 64, 128 or 256, with the window, sinks, soft-cap and ALiBi
-// (attention_common.h): the block visits its sink tiles and then its window's, and masks and
-// modifies the logits per element where a tile needs it.
+// packing, for f16/bf16, with the window, sinks, soft-cap and ALiBi (attention_common.h): the block
+// visits its sink tiles and then its window's, and masks and modifies the logits per element where
+// a tile needs it. Tile widths D = 64, 128 and 256 take every key and value width up to D that is a
+// multiple of 8 (MmaWidths: 40 in the 64 tile, 72 to 128 in the 128, 136 to 256 in the 256; V may
+// be narrower or wider than K, rows v_stride apart), and head_sparse (moh): a CTA's rows are task
+// positions of the KV head's row map, and O is scaled by the row's gate as it is stored.
 //
 // Grid: x = batch·kv_heads (which KV head), y = block of BM packed rows, heaviest causal block
 // first (y is reversed when causal, and CTAs are dispatched in x-then-y order, so the long rows of
@@ -36,7 +39,7 @@ struct PrefillConfig {
   static constexpr size_t kQBytes = static_cast<size_t>(kBM) * D * 2;
   static constexpr size_t kTileBytes = static_cast<size_t>(kBN) * D * 2;
   static constexpr size_t kSmem = kQBytes + 4 * kTileBytes;
-  static_assert(D == 64 || D == 128 || D == 256, "prefill_mma: head_dim 64, 128 or 256");
+  static_assert(D == 64 || D == 128 || D == 256, "prefill_mma: tile widths 64, 128 or 256");
 };
 
 template <typename T, int D>
@@ -57,31 +60,39 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int b = blockIdx.x / p.s.kv_heads, g = blockIdx.x % p.s.kv_heads;
   const int row_block = p.s.causal ? static_cast<int>(gridDim.y - 1 - blockIdx.y) : static_cast<int>(blockIdx.y);
-  const int G = p.s.group, R = G * p.s.q_len, r0 = row_block * BM;
-  const int r_last = min(r0 + BM, R) - 1;
+  // Task positions [r0, r0 + BM) of the KV head's R (every packed row, or head_sparse's active ones).
+  const int G = p.s.group, R = task_rows(p, b, g), r0 = row_block * BM;
+  if (r0 >= R) return;  // head_sparse: past the KV head's active rows (the whole CTA, before any barrier)
+  const MmaWidths widths(p.s);
   const int kv_len = p.kv_len[attention::kv_len_index(p.s, b, g)];
   // Keys any row of the block sees, and keys every row sees (tiles below it need no mask without
   // a window or changed logits). With a window the block visits its sink tiles, then its window's,
   // the gap between them skipped.
-  const int n_end = visible_end(kv_len, p.s.q_len, r_last / G, p.s.causal);
-  const int n_full = visible_end(kv_len, p.s.q_len, r0 / G, p.s.causal);
+  const int n_end = visible_end(kv_len, p.s.q_len, task_row(p, b, g, min(r0 + BM, R) - 1) / G, p.s.causal);
+  const int n_full = visible_end(kv_len, p.s.q_len, task_row(p, b, g, r0) / G, p.s.causal);
   const VisibleTiles<BN> vis(p.s, n_full, n_end, 1, 0);  // one split: every visible tile (kernel_common.cuh)
   const int n_tiles = vis.tiles;
   const bool masked = p.s.window > 0;  // every tile may hold keys hidden from some row
   const bool modified = attention::modifies_logits(p.s);
 
-  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * D;
-  const T* k_head = static_cast<const T*>(p.k) + head;
-  const T* v_head = static_cast<const T*>(p.v) + head;
+  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap;
+  const T* k_head = static_cast<const T*>(p.k) + head * p.s.head_dim;
+  const T* v_head = static_cast<const T*>(p.v) + head * widths.v_stride;
+  const auto load_k = [&](uint32_t dst, int t) {
+    load_kv_tile<T, D, BN, THREADS>(dst, k_head, p.s.head_dim, widths.k_chunks, 2 * widths.k_steps, vis.first(t), vis.limit(t), tid);
+  };
+  const auto load_v = [&](uint32_t dst, int t) {
+    load_kv_tile<T, D, BN, THREADS>(dst, v_head, widths.v_stride, widths.v_chunks, 2 * widths.v_steps, vis.first(t), vis.limit(t), tid);
+  };
 
   // cp.async groups, oldest first: Q, K0, V0, then K(t+1), V(t+1) per iteration (empty groups at
   // the end keep the count uniform, so wait<3> means "K(t) landed" and wait<2> "V(t) landed").
-  load_q_tile<T, D, BM, THREADS>(q_s, p, b, g, r0, R, tid);
+  load_q_tile<T, D, BM, THREADS>(q_s, p, widths, b, g, r0, R, tid);
   ptx::cp_async_commit();
   if (n_tiles > 0) {
-    load_kv_tile<T, D, BN, THREADS>(k_s, k_head, vis.first(0), vis.limit(0), tid);
+    load_k(k_s, 0);
     ptx::cp_async_commit();
-    load_kv_tile<T, D, BN, THREADS>(v_s, v_head, vis.first(0), vis.limit(0), tid);
+    load_v(v_s, 0);
     ptx::cp_async_commit();
   }
 
@@ -94,9 +105,9 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
     const uint32_t buf = static_cast<uint32_t>(t & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
     const uint32_t next = static_cast<uint32_t>((t + 1) & 1) * static_cast<uint32_t>(Cfg::kTileBytes);
     if (t + 1 < n_tiles) {
-      load_kv_tile<T, D, BN, THREADS>(k_s + next, k_head, vis.first(t + 1), vis.limit(t + 1), tid);
+      load_k(k_s + next, t + 1);
       ptx::cp_async_commit();
-      load_kv_tile<T, D, BN, THREADS>(v_s + next, v_head, vis.first(t + 1), vis.limit(t + 1), tid);
+      load_v(v_s + next, t + 1);
       ptx::cp_async_commit();
     } else {
       ptx::cp_async_commit();
@@ -107,7 +118,7 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
 
     // S = Q·K(t)ᵀ for this warp's rows × BN keys.
     float s[MT][NT][4];
-    warp_qk<T, D, MT, BN>(s, q_s, warp_row0, k_s + buf, lanes);
+    warp_qk<T, D, MT, BN>(s, q_s, warp_row0, k_s + buf, lanes, widths.k_steps);
 
     const int key0 = vis.first(t);
     if (modified || masked || key0 + BN > min(n_full, vis.limit(t))) {
@@ -117,8 +128,8 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
       for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          // Rows past R (zero Q, never stored) take the last row's limits.
-          const int r = min(r0 + warp_row0 + mi * 16 + quad_row + 8 * h, R - 1);
+          // Positions past R (zero Q, never stored) take the last one's limits.
+          const int r = task_row(p, b, g, min(r0 + warp_row0 + mi * 16 + quad_row + 8 * h, R - 1));
           const int row_end = visible_end(kv_len, p.s.q_len, r / G, p.s.causal);
           const int row_begin = window_begin(p.s, row_end), row_sinks = sink_end(p.s, row_begin);
           const float slope = p.s.alibi ? p.alibi_slopes[g * G + r % G] : 0.0f;
@@ -142,7 +153,7 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
     ptx::cp_async_wait<2>();
     __syncthreads();  // V(t) visible to every warp
 
-    warp_pv<T, D, MT, BN>(o, s, v_s + buf, lanes);
+    warp_pv<T, D, MT, BN>(o, s, v_s + buf, lanes, widths.v_steps);
     __syncthreads();  // every warp is done with buffer t&1 before iteration t+1 refills it
   }
 
@@ -151,22 +162,26 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   ptx::cp_async_wait<0>();
   __syncthreads();
 
+  // O (v_head_dim wide; head_sparse scales it by the row's gate) is staged through the warp's own
+  // rows of the Q tile, then written as 16-byte chunks.
   T* o_out = static_cast<T*>(p.o);
+  const int dv = p.s.v_head_dim;
 #pragma unroll
   for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
+      const int row = warp_row0 + mi * 16 + quad_row + 8 * h, r = r0 + row;
+      const int64_t idx = r < R ? packed_row_index(p, b, g, task_row(p, b, g, r)) : 0;
       const float row_sum = quad_sum(l[mi][h]);
-      const float inv = row_sum > 0.0f ? 1.0f / row_sum : 0.0f;
-      const int row = warp_row0 + mi * 16 + quad_row + 8 * h;
+      const float gate = p.s.head_sparse && r < R ? p.row_gates[idx] : 1.0f;  // gate / sum: 1 / sum for gate 1
+      const float inv = row_sum > 0.0f ? gate / row_sum : 0.0f;
 #pragma unroll
       for (int dt = 0; dt < DT; ++dt) {
+        if (dt >= 2 * widths.v_steps) continue;
         const uint32_t packed = M::pack(o[mi][dt][2 * h] * inv, o[mi][dt][2 * h + 1] * inv);
         *reinterpret_cast<uint32_t*>(smem + swizzle<D>(row, dt) + 2 * quad_col) = packed;
       }
-      const int r = r0 + row;
-      if ((lane & 3) == 0 && r < R)
-        p.lse[packed_row_index(p, b, g, r)] = row_sum > 0.0f ? natural_lse(mx[mi][h], row_sum, p) : kNegInf;
+      if ((lane & 3) == 0 && r < R) p.lse[idx] = row_sum > 0.0f ? natural_lse(mx[mi][h], row_sum, p) : kNegInf;
     }
   __syncwarp();
   constexpr int kChunks = D / 8;
@@ -174,9 +189,9 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   for (int it = 0; it < 16 * MT * kChunks / 32; ++it) {
     const int c = lane + 32 * it;
     const int row = warp_row0 + c / kChunks, ch = c % kChunks, r = r0 + row;
-    if (r < R) {
+    if (r < R && ch < widths.v_chunks) {
       const uint4 v = *reinterpret_cast<const uint4*>(smem + swizzle<D>(row, ch));
-      *reinterpret_cast<uint4*>(o_out + packed_row_index(p, b, g, r) * D + ch * 8) = v;
+      *reinterpret_cast<uint4*>(o_out + packed_row_index(p, b, g, task_row(p, b, g, r)) * dv + ch * 8) = v;
     }
   }
 }

@@ -35,6 +35,13 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// --- named barriers ------------------------------------------------------------------------------
+// Barrier `id` (1..15; 0 is __syncthreads') of `threads` threads, a multiple of 32: the warps that
+// share a piece of work wait for each other only.
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // --- ldmatrix -----------------------------------------------------------------------------------
 // Four 8×8 b16 matrices; lanes 8i..8i+7 give the row addresses of matrix i, and register i of
 // lane l receives row l/4, columns 2(l%4)..2(l%4)+1 of matrix i (transposed with .trans).

@@ -1,7 +1,7 @@
 // moh on CUDA (impls/cuda/attention/moh_cuda.cpp): both routers on tests/moh_checks.h's cases
-// against the fp64 reference, and every head running equal to gqa's general kernel bit for bit
-// (the row map is then every row, and gate 1 scales nothing). The GPU tests are skipped (77)
-// without a GPU; what supports() answers needs none.
+// against the fp64 reference on both variants, and every head running equal to gqa's O bit for bit
+// on each kernel family (the row map is then every row, and gate 1 scales nothing). The GPU tests
+// are skipped (77) without a GPU; what supports() answers needs none.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -18,20 +18,27 @@ TEST_CASE("moh passes on CUDA with both routers", "[cuda]") {
   CHECK(test::rows_not_passing(test::kMohCases, gpu).empty());
 }
 
-TEST_CASE("moh on CUDA with every head running is gqa, bit for bit", "[cuda]") {
+TEST_CASE("moh on CUDA with every head running is gqa, bit for bit, on both kernel families", "[cuda]") {
   Backend& gpu = test::require_backend("cuda");
   CHECK(test::moh_all_heads_mismatches(gpu, "general", "general").empty());
+  CHECK(test::moh_all_heads_mismatches(gpu, "mma", "mma", true).empty());
 }
 
 TEST_CASE("cuda moh takes every checked case on an H200 and says why it refuses the rest", "[unit]") {
   if (!registry().find_backend("cuda")) return;  // not compiled in: nothing to ask
   const DeviceLimits h200 = test::h200_cuda_limits(), sm86 = test::sm86_cuda_limits();
-  const auto ask = test::cuda_supports;
+  const auto ask = [](const std::string& id, const DeviceLimits& l, const std::string& variant = "general") {
+    return test::cuda_supports(id, l, variant);
+  };
   for (const std::string& id : test::kMohCases) {
     CAPTURE(id);
-    const Support s = ask(id, h200);
+    const Support s = ask(id, h200, "general");
     CHECK(s.reason.empty());
     CHECK(s.ok);
+    // The tensor cores take every 16-bit case: head_sparse, soft-cap and ALiBi included.
+    const Support m = ask(id, h200, "mma");
+    CHECK(m.ok == (id.find("/f32/") == std::string::npos));
+    if (!m.ok) CHECK(m.reason == "the attention step: f32: the mma variant takes f16 and bf16 (tensor cores)");
   }
   // head_dim 1024 takes the general kernel's widest tiles, 161 KiB of shared memory: more than an
   // sm_86 block may have.
