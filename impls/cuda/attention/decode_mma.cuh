@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   constexpr int NT = TN / 8, DT = D / 8;
   const float kNegInf = neg_inf();
 
-  extern __shared__ __align__(128) unsigned char smem[];
+  ATTNBENCH_DYNAMIC_SMEM(unsigned char, smem);
   const uint32_t q_s = ptx::smem_addr(smem);
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -235,8 +235,7 @@ cudaError_t decode_mma_launch(const Params& p, int row_blocks, cudaStream_t stre
   using Cfg = DecodeConfig<D, MT>;
   const dim3 grid(static_cast<unsigned>(row_blocks * p.splits), static_cast<unsigned>(p.s.kv_heads),
                   static_cast<unsigned>(p.s.batch));
-  decode_mma_kernel<T, D, MT><<<grid, Cfg::kThreads, Cfg::kSmem, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(decode_mma_kernel<T, D, MT>, grid, dim3(Cfg::kThreads), Cfg::kSmem, stream, p);
 }
 
 }  // namespace attnbench::cuda::attn

@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   constexpr int STRIDE = Cfg::kStride, LPT = Cfg::kLoadsPerThread, THREADS = Cfg::kThreads, TX = Cfg::kTX;
   const float kNegInf = neg_inf();
 
-  extern __shared__ __align__(16) unsigned char smem[];
+  ATTNBENCH_DYNAMIC_SMEM(unsigned char, smem);
   float* q_s = reinterpret_cast<float*>(smem);  // [ROWS][STRIDE]
   float* k_s = q_s + ROWS * STRIDE;             // [BN][STRIDE]
   float* v_s = k_s + BN * STRIDE;               // [BN][STRIDE]
@@ -255,8 +255,7 @@ cudaError_t general_launch(const Params& p, int row_blocks, cudaStream_t stream)
   using Cfg = GeneralConfig<DMAX>;
   const dim3 grid(static_cast<unsigned>(row_blocks * p.splits), static_cast<unsigned>(p.s.kv_heads),
                   static_cast<unsigned>(p.s.batch));
-  general_kernel<T, DMAX><<<grid, Cfg::kThreads, Cfg::kSmem, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(general_kernel<T, DMAX>, grid, dim3(Cfg::kThreads), Cfg::kSmem, stream, p);
 }
 
 }  // namespace attnbench::cuda::attn

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "../runtime/device_math.cuh"
+#include "../runtime/launch.cuh"
 #include "../runtime/ptx.cuh"
 #include "attention_launch.h"
 
@@ -449,13 +450,5 @@ struct VisibleTiles {
   __device__ __forceinline__ int first(int tile) const { return tile < sink_tiles ? tile * TILE : c0 + (tile - sink_tiles) * TILE; }
   __device__ __forceinline__ int limit(int tile) const { return tile < sink_tiles ? sink_keys : c1; }
 };
-
-// Sets a kernel's dynamic shared-memory limit and reports how many of its CTAs fit on an SM.
-template <typename Kernel>
-cudaError_t configure_kernel(Kernel kernel, int threads, size_t smem, int* ctas_per_sm) {
-  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (e != cudaSuccess) return e;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, threads, smem);
-}
 
 }  // namespace attnbench::cuda::attn

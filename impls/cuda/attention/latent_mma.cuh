@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(LatentConfig::kThreads, 1) latent_mma_kernel(c
   constexpr int DT = Cfg::kColsPerWarp / 8;  // n8 tiles of O per warp
   const float kNegInf = neg_inf();
 
-  extern __shared__ __align__(128) unsigned char smem[];
+  ATTNBENCH_DYNAMIC_SMEM(unsigned char, smem);
   const uint32_t q_s = ptx::smem_addr(smem);
   const uint32_t k_s = q_s + static_cast<uint32_t>(Cfg::kQBytes);
   const uint32_t p_s = q_s + static_cast<uint32_t>(Cfg::kPOffset);
@@ -248,8 +248,7 @@ cudaError_t latent_mma_launch(const Params& p, int row_blocks, cudaStream_t stre
   using Cfg = LatentConfig;
   const dim3 grid(static_cast<unsigned>(row_blocks * p.splits), static_cast<unsigned>(p.s.kv_heads),
                   static_cast<unsigned>(p.s.batch));
-  latent_mma_kernel<T><<<grid, Cfg::kThreads, Cfg::kSmem, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(latent_mma_kernel<T>, grid, dim3(Cfg::kThreads), Cfg::kSmem, stream, p);
 }
 
 }  // namespace attnbench::cuda::attn

@@ -72,8 +72,7 @@ cudaError_t map_rows_launch(const Params& p, cudaStream_t stream) {
   using T = typename ElemType<E>::T;
   const int64_t heads = int64_t{p.s.batch} * p.s.kv_heads;
   if (heads == 0) return cudaSuccess;
-  map_rows_kernel<T><<<static_cast<unsigned>(heads), kMapThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(map_rows_kernel<T>, dim3(static_cast<unsigned>(heads)), dim3(kMapThreads), 0, stream, p);
 }
 
 template cudaError_t map_rows_launch<Elem::f32>(const Params&, cudaStream_t);

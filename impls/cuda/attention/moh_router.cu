@@ -34,7 +34,7 @@ __device__ Softmax softmax_of(const float* logit, const int* kept, int h0, int h
 template <typename T>
 __global__ void __launch_bounds__(kThreads) route_kernel(const Args a) {
   const moh::RouterParams& s = a.s;
-  extern __shared__ float smem[];
+  ATTNBENCH_DYNAMIC_SMEM(float, smem);
   float* score = smem;                                 // [heads], the routed heads' entries
   int* kept = reinterpret_cast<int*>(smem + s.heads);  // [heads]
   const int H = s.heads, hs = s.shared_heads, d = s.head_dim;
@@ -99,7 +99,7 @@ template <typename T>
 cudaError_t launch(const Args& a, cudaStream_t stream) {
   const int64_t tokens = int64_t{a.s.batch} * a.s.q_len;
   if (tokens == 0) return cudaSuccess;
-  route_kernel<T><<<static_cast<unsigned>(tokens), kThreads, smem_bytes(a.s), stream>>>(a);
+  return launch_kernel(route_kernel<T>, dim3(static_cast<unsigned>(tokens)), dim3(kThreads), smem_bytes(a.s), stream, a);
   return cudaGetLastError();
 }
 

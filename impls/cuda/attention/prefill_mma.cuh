@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   constexpr int DT = D / 8;   // n8 tiles of O per row block
   const float kNegInf = neg_inf();
 
-  extern __shared__ __align__(128) unsigned char smem[];
+  ATTNBENCH_DYNAMIC_SMEM(unsigned char, smem);
   const uint32_t q_s = ptx::smem_addr(smem);
   const uint32_t k_s = q_s + static_cast<uint32_t>(Cfg::kQBytes);
   const uint32_t v_s = k_s + static_cast<uint32_t>(2 * Cfg::kTileBytes);
@@ -214,8 +214,7 @@ cudaError_t prefill_mma_launch(const Params& p, cudaStream_t stream) {
   using Cfg = PrefillConfig<D>;
   const int rows = p.s.group * p.s.q_len;
   const dim3 grid(static_cast<unsigned>(p.s.batch * p.s.kv_heads), static_cast<unsigned>((rows + Cfg::kBM - 1) / Cfg::kBM));
-  prefill_mma_kernel<T, D><<<grid, Cfg::kThreads, Cfg::kSmem, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(prefill_mma_kernel<T, D>, grid, dim3(Cfg::kThreads), Cfg::kSmem, stream, p);
 }
 
 }  // namespace attnbench::cuda::attn

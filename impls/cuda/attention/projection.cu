@@ -101,11 +101,8 @@ cudaError_t launch_into(const Args& a, cudaStream_t stream) {
   const int bm = small ? kRowsSmall : kRowsLarge;
   const dim3 grid(static_cast<unsigned>(problems), static_cast<unsigned>((s.m + bm - 1) / bm),
                   static_cast<unsigned>(s.n > 0 ? (s.n + kCols - 1) / kCols : 1));
-  if (small)
-    project_kernel<T, Y, kRowsSmall><<<grid, kThreads, 0, stream>>>(a);
-  else
-    project_kernel<T, Y, kRowsLarge><<<grid, kThreads, 0, stream>>>(a);
-  return cudaGetLastError();
+  return launch_kernel(small ? project_kernel<T, Y, kRowsSmall> : project_kernel<T, Y, kRowsLarge>, grid, dim3(kThreads), 0,
+                       stream, a);
 }
 
 template <typename T>

@@ -9,7 +9,7 @@ namespace {
 template <typename T>
 __global__ void __launch_bounds__(kThreads) rotate_kernel(const Args a) {
   const rope::RopeParams& s = a.s;
-  extern __shared__ float coef[];  // [rotary_dim / 2] c·cos, then [rotary_dim / 2] c·sin
+  ATTNBENCH_DYNAMIC_SMEM(float, coef);  // [rotary_dim / 2] c·cos, then [rotary_dim / 2] c·sin
   const int token = blockIdx.x, T_ = s.tokens, D = s.head_dim, R = s.rotary_dim, half = R / 2;
   const int b = token / T_, t = token % T_;
   const float p = static_cast<float>(a.positions[token]);
@@ -44,11 +44,11 @@ cudaError_t rotate_launch(attn::Elem e, const Args& a, cudaStream_t stream) {
   const unsigned grid = static_cast<unsigned>(a.s.batch) * static_cast<unsigned>(a.s.tokens);
   const size_t smem = sizeof(float) * (a.s.rotary_dim > 0 ? a.s.rotary_dim : 1);
   switch (e) {
-    case attn::Elem::f32: rotate_kernel<float><<<grid, kThreads, smem, stream>>>(a); break;
-    case attn::Elem::f16: rotate_kernel<__half><<<grid, kThreads, smem, stream>>>(a); break;
-    case attn::Elem::bf16: rotate_kernel<__nv_bfloat16><<<grid, kThreads, smem, stream>>>(a); break;
+    case attn::Elem::f32: return launch_kernel(rotate_kernel<float>, dim3(grid), dim3(kThreads), smem, stream, a);
+    case attn::Elem::f16: return launch_kernel(rotate_kernel<__half>, dim3(grid), dim3(kThreads), smem, stream, a);
+    case attn::Elem::bf16: return launch_kernel(rotate_kernel<__nv_bfloat16>, dim3(grid), dim3(kThreads), smem, stream, a);
   }
-  return cudaGetLastError();
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace attnbench::cuda::rope_kernel

@@ -63,8 +63,7 @@ cudaError_t split_combine_launch(const Params& p, cudaStream_t stream) {
   using T = typename ElemType<E>::T;
   const int64_t rows = static_cast<int64_t>(p.s.batch) * p.s.q_heads * p.s.q_len;
   const auto blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  split_combine_kernel<T><<<blocks, kWarpsPerBlock * 32, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(split_combine_kernel<T>, dim3(blocks), dim3(kWarpsPerBlock * 32), 0, stream, p);
 }
 
 template cudaError_t split_combine_launch<Elem::f32>(const Params&, cudaStream_t);

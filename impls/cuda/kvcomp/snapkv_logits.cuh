@@ -356,9 +356,9 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) scores_kernel(const Params 
 template <Elem E>
 cudaError_t logits_configure(int* stats_ctas_per_sm, int* scores_ctas_per_sm) {
   using T = typename attn::ElemType<E>::T;
-  const cudaError_t e = attn::configure_kernel(stats_kernel<T>, kLogitsThreads, kStatsSmem, stats_ctas_per_sm);
+  const cudaError_t e = configure_kernel(stats_kernel<T>, kLogitsThreads, kStatsSmem, stats_ctas_per_sm);
   if (e != cudaSuccess) return e;
-  return attn::configure_kernel(scores_kernel<T>, kLogitsThreads, kScoresSmem, scores_ctas_per_sm);
+  return configure_kernel(scores_kernel<T>, kLogitsThreads, kScoresSmem, scores_ctas_per_sm);
 }
 
 template <Elem E>

@@ -15,6 +15,10 @@
 #include <cstdint>
 #include <cstring>
 
+#ifdef ATTNBENCH_CUDA_EMULATION
+// The same functions, carried out on a CPU by the host emulation of the device (tests/cuda_emulation).
+#include "cuda_emulation/ptx.h"
+#else
 namespace attnbench::cuda::ptx {
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -113,3 +117,4 @@ __device__ __forceinline__ uint64_t global_timer_ns() {
 }
 
 }  // namespace attnbench::cuda::ptx
+#endif  // ATTNBENCH_CUDA_EMULATION
