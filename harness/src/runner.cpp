@@ -43,10 +43,11 @@ std::string compiled_backends() {
   return joined(names);
 }
 
-// What a run shows while it works. On a terminal: one status line redrawn in place (rows done of
-// the total, failures so far, elapsed and estimated time left), with a row's own line above it
-// only when the row did not pass (every row with --verbose). Elsewhere (CI logs): one line per
-// row. --quiet keeps only the rows that did not pass.
+// What a run shows while it works. On a terminal: one status line redrawn in place (cases done of
+// the total, for every backend: a case gives a row per variant, so rows cannot be counted ahead;
+// rows failed so far, elapsed and estimated time left), with a row's own line above it, numbered
+// by its case, only when the row did not pass (every row with --verbose). Elsewhere (CI logs): one
+// line per row. --quiet keeps only the rows that did not pass.
 class Progress {
  public:
   Progress(size_t total, bool quiet, bool verbose)
@@ -54,7 +55,6 @@ class Progress {
         start_(std::chrono::steady_clock::now()) {}
 
   void row(const RowResult& r) {
-    ++done_;
     const Row& rec = r.record;
     const bool bad = is_bad(rec.status);
     failed_ += bad;
@@ -67,11 +67,21 @@ class Progress {
         std::snprintf(buf, sizeof buf, " %.4g us", r.timing->median_s() * 1e6);
         time = buf;
       }
-      std::fprintf(stderr, "[%zu/%zu] %-8s %s%s%s%s\n", done_, total_, status_name(rec.status), r.name().c_str(), time.c_str(),
+      std::fprintf(stderr, "[%zu/%zu] %-8s %s%s%s%s\n", done_ + 1, total_, status_name(rec.status), r.name().c_str(), time.c_str(),
                    rec.reason.empty() ? "" : "  ", rec.reason.c_str());
     }
-    if (tty_) status_line();
+    if (tty_ && done_ > 0) status_line();
     std::fflush(stderr);
+  }
+
+  // A case (on one backend) is done: all of its rows are in.
+  void case_done() {
+    ++done_;
+    if (tty_) {
+      std::fputs("\r\033[K", stderr);
+      status_line();
+      std::fflush(stderr);
+    }
   }
 
   // Ends the status line, so the summary starts on a line of its own.
@@ -100,7 +110,7 @@ class Progress {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const std::string left =
         done_ < total_ ? "  ~" + duration(elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_)) + " left" : "";
-    std::fprintf(stderr, "[%zu/%zu] rows  %zu failed  %s elapsed%s", done_, total_, failed_, duration(elapsed).c_str(),
+    std::fprintf(stderr, "[%zu/%zu] cases  %zu rows failed  %s elapsed%s", done_, total_, failed_, duration(elapsed).c_str(),
                  left.c_str());
   }
 
@@ -554,7 +564,10 @@ int run_suite(RunRequest req) {
     for (auto& lane : lanes) {
       for (const PlannedRun& pr : plan.runs) {
         const std::string id = pr.pc.c.id();
-        if (journal && journal->case_done(id, lane.name)) continue;
+        if (journal && journal->case_done(id, lane.name)) {
+          progress.case_done();
+          continue;
+        }
         if (!pr.pc.skip_reason.empty()) {
           emit(skipped_row(pr.pc.c, lane.name, pr.pc.skip_reason));
         } else {
@@ -569,6 +582,7 @@ int run_suite(RunRequest req) {
           }
         }
         if (journal) journal->mark_case_done(id, lane.name);
+        progress.case_done();
         if (interrupt_signal()) {
           interrupted = true;
           break;

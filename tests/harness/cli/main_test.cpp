@@ -240,8 +240,8 @@ TEST_CASE("on a terminal a run redraws one progress line; off one it prints a li
   const auto tty = on_tty("");
   INFO(tty.output);
   REQUIRE(tty.exit_code == 0);
-  CHECK_THAT(tty.output, Catch::Contains("\r\033[K[1/3] rows  0 failed") && Catch::Contains(" left") &&
-                             Catch::Contains("\r\033[K[3/3] rows  0 failed"));
+  CHECK_THAT(tty.output, Catch::Contains("\r\033[K[1/3] cases  0 rows failed") && Catch::Contains(" left") &&
+                             Catch::Contains("\r\033[K[3/3] cases  0 rows failed"));
   CHECK_THAT(tty.output, !Catch::Contains("pass     mha/"));  // a pass shows only in the status line
   CHECK_THAT(on_tty("--verbose").output, Catch::Contains("[2/3] pass     mha/decode/"));
   const auto log = test::run_cli("check " + suite + " --backends cpu");
