@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -79,7 +80,7 @@ struct Barrier {
 };
 
 // One warp-wide instruction in progress: every live lane's operands, then every lane's results.
-enum class Op { none, sync, shuffle, ballot, ldmatrix, ldmatrix_trans, mma_bf16, mma_f16 };
+enum class Op { none, sync, shuffle, ballot, match, ldmatrix, ldmatrix_trans, mma_bf16, mma_f16 };
 struct WarpOp {
   Op op = Op::none;
   int arg = 0;  // the shuffle's mode
@@ -96,9 +97,11 @@ struct Block {
   std::vector<Fiber> fibers;
   std::vector<unsigned char> smem;
   Barrier barriers[16];
-  std::vector<WarpOp> warps;
-  int live = 0;                 // threads not yet exited
-  std::vector<int> live_lanes;  // per warp
+  // Per warp, the instruction in progress of each group of lanes (its mask: the whole warp, or an
+  // aligned part of it for the *_sync instructions given one), so groups may run apart.
+  std::vector<std::map<uint32_t, WarpOp>> warps;
+  int live = 0;                      // threads not yet exited
+  std::vector<uint32_t> live_lanes;  // per warp, a bit per lane
   const std::function<void()>* body = nullptr;
   std::string failure;
 };
@@ -147,13 +150,12 @@ void block_on(const uint64_t* on, const char* what) {
   }
   f.done = true;
   --g_block->live;
-  --g_block->live_lanes[f.warp];
+  g_block->live_lanes[f.warp] &= ~(1u << f.lane);
   attnbench_emulation_switch(&f.sp, g_scheduler_sp);
   std::abort();  // a finished fiber is never resumed
 }
 
 int live_threads() { return g_block->live; }
-int live_lanes(int warp) { return g_block->live_lanes[warp]; }
 
 // A barrier whose threads have all arrived opens (also when the last missing ones exited).
 void try_open(Barrier& b, int expected) {
@@ -179,12 +181,30 @@ void carry_out(WarpOp& w, int warp) {
     case Op::sync:
       break;
     case Op::shuffle:
+      // Within segments of `width` lanes: xor, an index, up or down by a delta; a source outside
+      // the segment (up, down) gives the lane's own value.
       for (int l = 0; l < kWarp; ++l) {
         if (!w.present[l]) continue;
         const int mode = static_cast<int>(w.in[l][1]), arg = static_cast<int>(w.in[l][2]);
-        int src = mode == 0 ? (l ^ arg) : mode == 1 ? (arg & (kWarp - 1)) : (l - arg >= 0 ? l - arg : l);
-        if (src < 0 || src >= kWarp || !w.present[src]) src = l;  // an absent lane: its own value (undefined on the device)
+        const int width = static_cast<int>(w.in[l][3]), base = l & ~(width - 1), pos = l - base;
+        int src = l;
+        switch (mode) {
+          case 0: src = l ^ arg; break;
+          case 1: src = base + (arg & (width - 1)); break;
+          case 2: src = pos >= arg ? l - arg : l; break;
+          case 3: src = pos + arg < width ? l + arg : l; break;
+        }
+        if (src < 0 || src >= kWarp || !w.present[src]) src = l;  // a lane outside the group: undefined on the device
         w.out[l][0] = w.in[src][0];
+      }
+      break;
+    case Op::match:
+      for (int l = 0; l < kWarp; ++l) {
+        if (!w.present[l]) continue;
+        uint64_t same = 0;
+        for (int m = 0; m < kWarp; ++m)
+          if (w.present[m] && w.in[m][0] == w.in[l][0]) same |= uint64_t{1} << m;
+        w.out[l][0] = same;
       }
       break;
     case Op::ballot: {
@@ -259,10 +279,12 @@ void carry_out(WarpOp& w, int warp) {
   }
 }
 
-// The calling lane's part in a warp-wide instruction: its operands in, its results out.
-void warp_op(Op op, const uint64_t* in, int n_in, uint64_t* out, int n_out, const char* name) {
+// The calling lane's part in a warp-wide instruction of the lanes in `mask`: its operands in, its
+// results out. It is carried out when every live lane of the mask has arrived.
+void warp_op(Op op, uint32_t mask, const uint64_t* in, int n_in, uint64_t* out, int n_out, const char* name) {
   Fiber& f = current();
-  WarpOp& w = g_block->warps[f.warp];
+  if (!(mask >> f.lane & 1u)) fail(where() + ": " + name + " with a mask that leaves out the calling lane");
+  WarpOp& w = g_block->warps[f.warp][mask];
   if (w.arrived == 0) {
     w.op = op;
     std::fill(std::begin(w.present), std::end(w.present), false);
@@ -272,7 +294,7 @@ void warp_op(Op op, const uint64_t* in, int n_in, uint64_t* out, int n_out, cons
   std::copy(in, in + n_in, w.in[f.lane]);
   w.present[f.lane] = true;
   ++w.arrived;
-  if (w.arrived == live_lanes(f.warp)) {
+  if (w.arrived == __builtin_popcount(mask & g_block->live_lanes[f.warp])) {
     carry_out(w, f.warp);
     w.arrived = 0;
     ++w.generation;
@@ -320,23 +342,31 @@ void barrier(int id, int threads) {
   if (b.generation == gen) block_on(&b.generation, id == 0 ? "__syncthreads" : "a named barrier");
 }
 
-void warp_barrier() {
+void warp_barrier(uint32_t mask) {
   uint64_t none = 0;
-  warp_op(Op::sync, &none, 1, &none, 0, "__syncwarp");
+  warp_op(Op::sync, mask, &none, 1, &none, 0, "__syncwarp");
 }
 
-uint64_t shuffle(uint64_t value, int mode, int arg) {
-  const uint64_t in[3] = {value, static_cast<uint64_t>(mode), static_cast<uint64_t>(static_cast<int64_t>(arg))};
+uint64_t shuffle(uint32_t mask, uint64_t value, int mode, int arg, int width) {
+  if (width <= 0 || width > kWarp || (width & (width - 1))) fail(where() + ": a shuffle width that is not a power of two up to 32");
+  const uint64_t in[4] = {value, static_cast<uint64_t>(mode), static_cast<uint64_t>(static_cast<int64_t>(arg)),
+                          static_cast<uint64_t>(width)};
   uint64_t out = 0;
-  warp_op(Op::shuffle, in, 3, &out, 1, "a shuffle");
+  warp_op(Op::shuffle, mask, in, 4, &out, 1, "a shuffle");
   return out;
 }
 
-uint32_t ballot(bool predicate) {
+uint32_t ballot(uint32_t mask, bool predicate) {
   const uint64_t in = predicate;
   uint64_t out = 0;
-  warp_op(Op::ballot, &in, 1, &out, 1, "__ballot_sync");
-  return static_cast<uint32_t>(out);
+  warp_op(Op::ballot, mask, &in, 1, &out, 1, "__ballot_sync");
+  return static_cast<uint32_t>(out) & mask;
+}
+
+uint32_t match_any(uint32_t mask, uint64_t value) {
+  uint64_t out = 0;
+  warp_op(Op::match, mask, &value, 1, &out, 1, "__match_any_sync");
+  return static_cast<uint32_t>(out) & mask;
 }
 
 void cp_async(uint32_t dst, const void* src, bool valid) {
@@ -364,7 +394,7 @@ void cp_async_wait(int pending) {
 void ldmatrix_x4(uint32_t addr, bool trans, uint32_t (&r)[4]) {
   const uint64_t in = addr;
   uint64_t out[4];
-  warp_op(trans ? Op::ldmatrix_trans : Op::ldmatrix, &in, 1, out, 4, "ldmatrix");
+  warp_op(trans ? Op::ldmatrix_trans : Op::ldmatrix, 0xffffffffu, &in, 1, out, 4, "ldmatrix");
   for (int i = 0; i < 4; ++i) r[i] = static_cast<uint32_t>(out[i]);
 }
 
@@ -372,7 +402,7 @@ void mma_m16n8k16(bool bf16, float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
   uint64_t in[10] = {a[0], a[1], a[2], a[3], b0, b1};
   for (int c = 0; c < 4; ++c) in[6 + c] = emulation_bits(d[c]);
   uint64_t out[4];
-  warp_op(bf16 ? Op::mma_bf16 : Op::mma_f16, in, 10, out, 4, "mma.sync");
+  warp_op(bf16 ? Op::mma_bf16 : Op::mma_f16, 0xffffffffu, in, 10, out, 4, "mma.sync");
   for (int c = 0; c < 4; ++c) d[c] = emulation_value<float>(out[c]);
 }
 
@@ -399,10 +429,10 @@ bool run_grid(dim3 grid, dim3 block, size_t smem_bytes, const std::function<void
         b.idx = {x, y, z};
         b.smem.assign(smem_bytes, 0xff);  // NaN in every float type: an element nothing wrote shows
         for (Barrier& bar : b.barriers) bar = Barrier{};
-        for (WarpOp& w : b.warps) w = WarpOp{};
+        for (auto& w : b.warps) w.clear();
         b.live = static_cast<int>(threads);
         b.live_lanes.assign(b.warps.size(), 0);
-        for (size_t t = 0; t < threads; ++t) ++b.live_lanes[t / kWarp];
+        for (size_t t = 0; t < threads; ++t) b.live_lanes[t / kWarp] |= 1u << (t % kWarp);
         for (size_t t = 0; t < threads; ++t) {
           Fiber& f = b.fibers[t];
           f.idx = {static_cast<unsigned>(t % block.x), static_cast<unsigned>(t / block.x % block.y),

@@ -16,6 +16,7 @@
 //      vocabulary is seen. A race whose keys are all −inf goes to the smallest index with w > 0.
 // The race itself is the family's stage (race.cuh).
 #include "../runtime/entry_result.h"
+#include "../runtime/launch.cuh"
 #include "race.cuh"
 #include "speculative_sampling_launch.h"
 
@@ -163,13 +164,13 @@ __global__ void __launch_bounds__(kRaceThreads) draws_kernel(const Params p, uin
 
 cudaError_t race_launch(const Params& p, cudaStream_t stream) {
   const int64_t threads = int64_t{p.s.rows} * p.spans * p.lanes;
-  race_kernel<<<static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads), kRaceThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(race_kernel, dim3(static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads)), dim3(kRaceThreads),
+                       0, stream, p);
 }
 
 cudaError_t finish_launch(const Params& p, cudaStream_t stream) {
-  finish_kernel<<<static_cast<unsigned>((p.s.rows + kFinishWarps - 1) / kFinishWarps), kFinishWarps * 32, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(finish_kernel, dim3(static_cast<unsigned>((p.s.rows + kFinishWarps - 1) / kFinishWarps)),
+                       dim3(kFinishWarps * 32), 0, stream, p);
 }
 
 }  // namespace attnbench::cuda::speculative
@@ -198,8 +199,8 @@ extern "C" int attnbench_cuda_spec_draws(const attnbench::decoding::SpeculativeP
   if (e == cudaSuccess) e = cudaMalloc(&d_race, n_race * sizeof(uint32_t));
   if (e == cudaSuccess) {
     const int64_t threads = rows * (draft_len + 1) * p.spans * lanes;
-    draws_kernel<<<static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads), kRaceThreads>>>(p, d_accept, d_race);
-    e = cudaGetLastError();
+    e = launch_kernel(draws_kernel, dim3(static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads)), dim3(kRaceThreads),
+                      0, nullptr, p, d_accept, d_race);
   }
   if (e == cudaSuccess) e = cudaMemcpy(accept, d_accept, n_accept * sizeof(uint32_t), cudaMemcpyDeviceToHost);
   if (e == cudaSuccess) e = cudaMemcpy(race, d_race, n_race * sizeof(uint32_t), cudaMemcpyDeviceToHost);

@@ -51,11 +51,11 @@ cudaError_t scores_launch(attn::Elem e, const Args& a, cudaStream_t stream) {
   const int64_t threads = kvcomp::cache_rows(a.sel) * a.sel.candidates * a.lanes;
   const unsigned grid = static_cast<unsigned>((threads + kThreads - 1) / kThreads);
   switch (e) {
-    case attn::Elem::f32: scores_kernel<float><<<grid, kThreads, 0, stream>>>(a); break;
-    case attn::Elem::f16: scores_kernel<__half><<<grid, kThreads, 0, stream>>>(a); break;
-    case attn::Elem::bf16: scores_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(a); break;
+    case attn::Elem::f32: return launch_kernel(scores_kernel<float>, dim3(grid), dim3(kThreads), 0, stream, a);
+    case attn::Elem::f16: return launch_kernel(scores_kernel<__half>, dim3(grid), dim3(kThreads), 0, stream, a);
+    case attn::Elem::bf16: return launch_kernel(scores_kernel<__nv_bfloat16>, dim3(grid), dim3(kThreads), 0, stream, a);
   }
-  return cudaGetLastError();
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace attnbench::cuda::knorm

@@ -1,6 +1,7 @@
 // The KV-selection family's stages on CUDA (kv_stages.h).
 #include "../runtime/device_math.cuh"
 #include "../runtime/entry_result.h"
+#include "../runtime/launch.cuh"
 #include "kv_stages.h"
 
 namespace attnbench::cuda::kv {
@@ -11,7 +12,7 @@ namespace {
 // sides) is staged in shared memory, out-of-range elements set to the pooling's identity (−inf
 // for max, 0 for the sums of the averages).
 __global__ void __launch_bounds__(kPoolThreads) pool_kernel(const StageArgs p) {
-  extern __shared__ float window[];  // [kPoolThreads + 2·radius]
+  ATTNBENCH_DYNAMIC_SMEM(float, window);  // [kPoolThreads + 2·radius]
   const int P = p.sel.candidates, r = p.pool_radius, n = kvcomp::heads_per_score_row(p.sel);
   const int tiles = (P + kPoolThreads - 1) / kPoolThreads;
   const int tile = static_cast<int>(blockIdx.x % static_cast<unsigned>(tiles));
@@ -72,7 +73,7 @@ __device__ __forceinline__ int row_kept(const StageArgs& a, int64_t row) {
 }
 
 __global__ void __launch_bounds__(kSelectThreads) select_kernel(const StageArgs a) {
-  extern __shared__ uint32_t cached[];  // [P] when P ≤ kSelectCachedKeys
+  ATTNBENCH_DYNAMIC_SMEM(uint32_t, cached);  // [P] when P ≤ kSelectCachedKeys
   __shared__ int hist[256];
   __shared__ int warp_counts[kSelectThreads / 32];
   __shared__ int chosen_digit, chosen_greater;
@@ -248,8 +249,8 @@ __global__ void __launch_bounds__(kAcrossThreads) count_kernel(const StageArgs a
 cudaError_t pool_launch(const StageArgs& a, cudaStream_t stream) {
   const int64_t tiles = (a.sel.candidates + kPoolThreads - 1) / kPoolThreads;
   const size_t smem = static_cast<size_t>(kPoolThreads + 2 * a.pool_radius) * sizeof(float);
-  pool_kernel<<<static_cast<unsigned>(kvcomp::score_rows(a.sel) * tiles), kPoolThreads, smem, stream>>>(a);
-  return cudaGetLastError();
+  return launch_kernel(pool_kernel, dim3(static_cast<unsigned>(kvcomp::score_rows(a.sel) * tiles)), dim3(kPoolThreads), smem,
+                       stream, a);
 }
 
 cudaError_t across_launch(const StageArgs& a, const AcrossArgs& w, cudaStream_t stream) {
@@ -271,8 +272,8 @@ cudaError_t across_launch(const StageArgs& a, const AcrossArgs& w, cudaStream_t 
     f.kept_len = w.lens;
     e = select_launch(f, stream);
     if (e != cudaSuccess) return e;
-    boost_kernel<<<static_cast<unsigned>((rows * s.candidates + kAcrossThreads - 1) / kAcrossThreads), kAcrossThreads, 0, stream>>>(a, w);
-    e = cudaGetLastError();
+    e = launch_kernel(boost_kernel, dim3(static_cast<unsigned>((rows * s.candidates + kAcrossThreads - 1) / kAcrossThreads)),
+                      dim3(kAcrossThreads), 0, stream, a, w);
     if (e != cudaSuccess) return e;
     ranked = w.boosted;
   }
@@ -288,21 +289,20 @@ cudaError_t across_launch(const StageArgs& a, const AcrossArgs& w, cudaStream_t 
   x.kept_len = w.lens;
   e = select_launch(x, stream);
   if (e != cudaSuccess) return e;
-  count_kernel<<<static_cast<unsigned>((rows + kAcrossThreads - 1) / kAcrossThreads), kAcrossThreads, 0, stream>>>(a, w);
-  return cudaGetLastError();
+  return launch_kernel(count_kernel, dim3(static_cast<unsigned>((rows + kAcrossThreads - 1) / kAcrossThreads)),
+                       dim3(kAcrossThreads), 0, stream, a, w);
 }
 
 cudaError_t select_launch(const StageArgs& a, cudaStream_t stream) {
   const bool cache = a.sel.candidates <= kSelectCachedKeys;
   const size_t smem = cache ? static_cast<size_t>(a.sel.candidates) * sizeof(uint32_t) : 0;
-  select_kernel<<<static_cast<unsigned>(kvcomp::cache_rows(a.sel)), kSelectThreads, smem, stream>>>(a);
-  return cudaGetLastError();
+  return launch_kernel(select_kernel, dim3(static_cast<unsigned>(kvcomp::cache_rows(a.sel))), dim3(kSelectThreads), smem,
+                       stream, a);
 }
 
 cudaError_t gather_launch(const StageArgs& a, cudaStream_t stream) {
   const int64_t blocks = kvcomp::cache_rows(a.sel) * ((a.sel.capacity + kGatherRows - 1) / kGatherRows);
-  gather_kernel<<<static_cast<unsigned>(blocks), kGatherRows * 32, 0, stream>>>(a);
-  return cudaGetLastError();
+  return launch_kernel(gather_kernel, dim3(static_cast<unsigned>(blocks)), dim3(kGatherRows * 32), 0, stream, a);
 }
 
 }  // namespace attnbench::cuda::kv

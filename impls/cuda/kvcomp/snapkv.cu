@@ -22,8 +22,8 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(const Params p
 
 cudaError_t combine_launch(const Params& p, cudaStream_t stream) {
   const int64_t rows = static_cast<int64_t>(p.sel.batch) * p.sel.q_heads * p.m.obs_window;
-  combine_kernel<<<static_cast<unsigned>((rows + kCombineThreads - 1) / kCombineThreads), kCombineThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(combine_kernel, dim3(static_cast<unsigned>((rows + kCombineThreads - 1) / kCombineThreads)),
+                       dim3(kCombineThreads), 0, stream, p);
 }
 
 }  // namespace attnbench::cuda::snapkv

@@ -212,7 +212,7 @@ __device__ __forceinline__ float logit_of(float dot, float scale) { return __fmu
 
 template <typename T>
 __global__ void __launch_bounds__(kLogitsThreads, 2) stats_kernel(const Params p) {
-  extern __shared__ __align__(16) float smem[];
+  ATTNBENCH_DYNAMIC_SMEM(float, smem);
   float* stages = smem;
   float* cross = smem + kPipeBytes / sizeof(float);  // [BM][2]: the wc = 1 warps' row (m, l)
   constexpr int BM = kRowsPerBlock, BN = kKeysPerTile;
@@ -294,7 +294,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) stats_kernel(const Params p
 
 template <typename T>
 __global__ void __launch_bounds__(kLogitsThreads, 2) scores_kernel(const Params p) {
-  extern __shared__ __align__(16) float smem[];
+  ATTNBENCH_DYNAMIC_SMEM(float, smem);
   float* stages = smem;
   float* ptile = smem + kPipeBytes / sizeof(float);  // [BM][BN]
   constexpr int BM = kRowsPerBlock, BN = kKeysPerTile;
@@ -365,8 +365,7 @@ template <Elem E>
 cudaError_t stats_launch(const Params& p, cudaStream_t stream) {
   using T = typename attn::ElemType<E>::T;
   const int64_t ctas = static_cast<int64_t>(p.sel.batch) * p.sel.kv_heads * p.splits;
-  stats_kernel<T><<<static_cast<unsigned>(ctas), kLogitsThreads, kStatsSmem, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(stats_kernel<T>, dim3(static_cast<unsigned>(ctas)), dim3(kLogitsThreads), kStatsSmem, stream, p);
 }
 
 template <Elem E>
@@ -374,8 +373,7 @@ cudaError_t scores_launch(const Params& p, cudaStream_t stream) {
   using T = typename attn::ElemType<E>::T;
   const int64_t tiles = (p.sel.candidates + kKeysPerTile - 1) / kKeysPerTile;
   const int64_t ctas = static_cast<int64_t>(p.sel.batch) * p.sel.kv_heads * tiles;
-  scores_kernel<T><<<static_cast<unsigned>(ctas), kLogitsThreads, kScoresSmem, stream>>>(p);
-  return cudaGetLastError();
+  return launch_kernel(scores_kernel<T>, dim3(static_cast<unsigned>(ctas)), dim3(kLogitsThreads), kScoresSmem, stream, p);
 }
 
 }  // namespace attnbench::cuda::snapkv

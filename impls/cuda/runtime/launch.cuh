@@ -1,6 +1,6 @@
-// Kernel launches and their settings, in one place: every kernel of the attention family is
-// enqueued through launch_kernel(), so the host emulation of the device (tests/cuda_emulation,
-// built with ATTNBENCH_CUDA_EMULATION by g++) runs the very launch code, grids included, on a CPU.
+// Kernel launches and their settings, in one place: every kernel of the backend is enqueued through
+// launch_kernel(), so the host emulation of the device (tests/cuda_emulation, built with
+// ATTNBENCH_CUDA_EMULATION by g++) runs the very launch code, grids included, on a CPU.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -13,23 +13,23 @@
 
 namespace attnbench::cuda {
 
-// kernel<<<grid, block, smem, stream>>>(arg) (every kernel here takes one parameter struct), and
-// the launch's error.
-template <typename Arg>
-cudaError_t launch_kernel(void (*kernel)(Arg), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const Arg& arg) {
+// kernel<<<grid, block, smem, stream>>>(args...), and the launch's error.
+template <typename... Params, typename... Args>
+cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                          const Args&... args) {
 #ifdef ATTNBENCH_CUDA_EMULATION
   (void)stream;
-  return emulation::launch(kernel, grid, block, smem, arg);
+  return emulation::launch(kernel, grid, block, smem, args...);
 #else
-  kernel<<<grid, block, smem, stream>>>(arg);
+  kernel<<<grid, block, smem, stream>>>(args...);
   return cudaGetLastError();
 #endif
 }
 
 // Sets a kernel's dynamic shared-memory limit and reports how many of its CTAs of `threads` fit on
 // an SM.
-template <typename Arg>
-cudaError_t configure_kernel(void (*kernel)(Arg), int threads, size_t smem, int* ctas_per_sm) {
+template <typename... Params>
+cudaError_t configure_kernel(void (*kernel)(Params...), int threads, size_t smem, int* ctas_per_sm) {
 #ifdef ATTNBENCH_CUDA_EMULATION
   (void)kernel;
   return emulation::configure(threads, smem, ctas_per_sm);

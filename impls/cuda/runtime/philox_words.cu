@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include "entry_result.h"
+#include "launch.cuh"
 #include "philox.cuh"
 
 namespace attnbench::cuda {
@@ -32,8 +33,8 @@ extern "C" int attnbench_cuda_philox_words(uint64_t seed, uint32_t stream_id, ui
   if (e == cudaSuccess) e = cudaMalloc(&d_uniforms, count * sizeof(float));
   if (e == cudaSuccess) {
     const unsigned blocks = static_cast<unsigned>((count + 255) / 256);
-    philox_words_kernel<<<blocks, 256>>>(DevicePhilox::make(seed, stream_id, domain), first, count, d_words, d_uniforms);
-    e = cudaGetLastError();
+    e = launch_kernel(philox_words_kernel, dim3(blocks), dim3(256), 0, nullptr, DevicePhilox::make(seed, stream_id, domain), first,
+                      count, d_words, d_uniforms);
   }
   if (e == cudaSuccess) e = cudaMemcpy(words, d_words, count * sizeof(uint32_t), cudaMemcpyDeviceToHost);
   if (e == cudaSuccess) e = cudaMemcpy(uniforms, d_uniforms, count * sizeof(float), cudaMemcpyDeviceToHost);
