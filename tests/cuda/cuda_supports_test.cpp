@@ -27,6 +27,13 @@ std::optional<Support> ask(const std::string& variant, const std::string& id, co
     if (e->variant == variant) return e->make()->supports(c, limits);
   return std::nullopt;
 }
+// Why the variant refuses the case (it must be compiled in and refuse it).
+std::string refusal(const std::string& variant, const std::string& id, const DeviceLimits& limits) {
+  const auto s = ask(variant, id, limits);
+  REQUIRE(s);
+  CHECK_FALSE(s->ok);
+  return s->reason;
+}
 }  // namespace
 
 TEST_CASE("the cuda mma variant takes f16/bf16 at every width in multiples of 8 up to 256, and MLA's 576/512",
@@ -52,29 +59,20 @@ TEST_CASE("the cuda mma variant takes f16/bf16 at every width in multiples of 8 
     CHECK(s->reason.empty());
     CHECK(s->ok);
   }
-  const auto f32 = ask("mma", "mha/prefill/batch=1,q_heads=4,head_dim=64,q_len=100,kv_len=100/f32/s1", kH200);
-  REQUIRE(f32);
-  CHECK_FALSE(f32->ok);
-  CHECK(f32->reason == "f32: the mma variant takes f16 and bf16 (tensor cores)");
-  const auto odd = ask("mma", "mqa/decode/batch=2,q_heads=8,head_dim=36,kv_len=777/f16/s1", kH200);
-  REQUIRE(odd);
-  CHECK_FALSE(odd->ok);
-  CHECK(odd->reason.find("head_dim=36, v_head_dim=36, v_stride=36: the mma kernels copy rows in 16-byte pieces") == 0);
+  CHECK(refusal("mma", "mha/prefill/batch=1,q_heads=4,head_dim=64,q_len=100,kv_len=100/f32/s1", kH200) ==
+        "f32: the mma variant takes f16 and bf16 (tensor cores)");
+  CHECK(refusal("mma", "mqa/decode/batch=2,q_heads=8,head_dim=36,kv_len=777/f16/s1", kH200)
+            .find("head_dim=36, v_head_dim=36, v_stride=36: the mma kernels copy rows in 16-byte pieces") == 0);
   // 576 with its own V (not inside the key rows): neither the tiles nor the latent kernel.
-  const auto wide = ask("mma", "mqa/decode/batch=1,q_heads=16,head_dim=576,kv_len=1500/bf16/s1", kH200);
-  REQUIRE(wide);
-  CHECK_FALSE(wide->ok);
-  CHECK(wide->reason.find("head_dim=576, v_head_dim=576: the mma tiles hold widths up to 256") == 0);
+  CHECK(refusal("mma", "mqa/decode/batch=1,q_heads=16,head_dim=576,kv_len=1500/bf16/s1", kH200)
+            .find("head_dim=576, v_head_dim=576: the mma tiles hold widths up to 256") == 0);
   const auto cog = ask("mma", "cog/decode/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4097/f16/s1", kH200);
   CHECK_FALSE(cog);  // cog registers no mma impl: its signed weights are the general kernel's
   // 192 KiB of shared memory for the 256-wide prefill tile: more than an sm_86 block may have.
   for (const char* id : {"mha/prefill/batch=2,q_heads=4,head_dim=256,q_len=197,kv_len=197/f16/s1",
                          "gqa/prefill/batch=1,q_heads=14,kv_heads=2,head_dim=192,q_len=70,kv_len=77/f16/s1"}) {
     CAPTURE(id);
-    const auto small = ask("mma", id, kSm86);
-    REQUIRE(small);
-    CHECK_FALSE(small->ok);
-    CHECK(small->reason.find("shared memory") != std::string::npos);
+    CHECK(refusal("mma", id, kSm86).find("shared memory") != std::string::npos);
   }
 }
 
@@ -96,10 +94,7 @@ TEST_CASE("the cuda general variant takes every dtype and head dim", "[unit]") {
     const auto s = ask("general", id, kH200);
     REQUIRE(s);
     CHECK(s->ok);
-    const auto small = ask("general", id, kSm86);
-    REQUIRE(small);
-    CHECK_FALSE(small->ok);
-    CHECK(small->reason.find("shared memory") != std::string::npos);
+    CHECK(refusal("general", id, kSm86).find("shared memory") != std::string::npos);
   }
 }
 

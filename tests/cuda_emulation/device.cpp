@@ -75,7 +75,6 @@ struct Fiber {
 
 struct Barrier {
   int arrived = 0;
-  int expected = 0;
   uint64_t generation = 0;
 };
 
@@ -83,7 +82,6 @@ struct Barrier {
 enum class Op { none, sync, shuffle, ballot, match, ldmatrix, ldmatrix_trans, mma_bf16, mma_f16 };
 struct WarpOp {
   Op op = Op::none;
-  int arg = 0;  // the shuffle's mode
   int arrived = 0;
   uint64_t generation = 0;
   bool present[kWarp] = {};
@@ -334,7 +332,6 @@ uint32_t smem_offset(const void* p) {
 
 void barrier(int id, int threads) {
   Barrier& b = g_block->barriers[id];
-  b.expected = threads > 0 ? threads : -1;  // -1: every live thread
   ++b.arrived;
   const int expected = threads > 0 ? threads : live_threads();
   const uint64_t gen = b.generation;

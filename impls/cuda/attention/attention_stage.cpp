@@ -115,16 +115,12 @@ bool latent_step(const attention::AttentionParams& s) {
 int decode_mma_tiles(const attention::AttentionParams& s, int tile) { return s.group * s.q_len > 16 && tile <= 128 ? 2 : 1; }
 
 template <Elem E>
-cudaError_t latent_launch(const attn::Params& p, int row_blocks, cudaStream_t s) {
-  return attn::latent_mma_launch<E>(p, row_blocks, s);
-}
-
-template <Elem E>
 std::optional<Kernel> mma_kernel_of(const attention::AttentionParams& s, bool decode) {
   const int d = mma_tile(s), mt = decode_mma_tiles(s, d);
   if (d == 0) {
     if (!latent_step(s)) return std::nullopt;
-    return Kernel{attn::latent_mma_shape<E>(), &attn::latent_mma_configure<E>, &latent_launch<E>, true, mma_ceiling<E>()};
+    return Kernel{attn::latent_mma_shape<E>(), &attn::latent_mma_configure<E>, &attn::latent_mma_launch<E>, true,
+                  mma_ceiling<E>()};
   }
   if (!decode) {
     switch (d) {

@@ -71,13 +71,13 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
 
   const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap;
   const T* k_head = static_cast<const T*>(p.k) + head * p.s.head_dim;
-  const T* v_head = static_cast<const T*>(p.v) + head * widths.v_stride;
+  const T* v_head = static_cast<const T*>(p.v) + head * p.s.v_stride;
   const uint32_t pipe = q_s + static_cast<uint32_t>(Cfg::kQBytes + warp * Cfg::kWarpBytes);
   const auto load_tile = [&](int k) {  // this warp's k-th tile into stage k % STAGES
     const int tile = warp + k * WARPS, key0 = vis.first(tile), limit = vis.limit(tile);
     const uint32_t stage = pipe + static_cast<uint32_t>((k % STAGES) * Cfg::kStageBytes);
     load_kv_tile<T, D, TN, 32>(stage, k_head, p.s.head_dim, widths.k_chunks, 2 * widths.k_steps, key0, limit, lane);
-    load_kv_tile<T, D, TN, 32>(stage + static_cast<uint32_t>(Cfg::kTileBytes), v_head, widths.v_stride, widths.v_chunks,
+    load_kv_tile<T, D, TN, 32>(stage + static_cast<uint32_t>(Cfg::kTileBytes), v_head, p.s.v_stride, widths.v_chunks,
                                2 * widths.v_steps, key0, limit, lane);
   };
 

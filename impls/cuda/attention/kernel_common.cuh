@@ -150,10 +150,9 @@ struct MmaWidths {
   int k_steps;   // 16-dim steps of Q·Kᵀ (head_dim / 16, rounded up); 2·k_steps chunks filled
   int v_chunks;  // of a V or O row (v_head_dim / 8)
   int v_steps;   // 16-column steps of P·V; 2·v_steps chunks filled
-  int v_stride;  // elements between V rows
   __device__ __forceinline__ explicit MmaWidths(const attention::AttentionParams& s)
       : k_chunks(s.head_dim / 8), k_steps((s.head_dim + 15) / 16), v_chunks(s.v_head_dim / 8),
-        v_steps((s.v_head_dim + 15) / 16), v_stride(s.v_stride) {}
+        v_steps((s.v_head_dim + 15) / 16) {}
 };
 
 // Rows [0, ROWS) of a K or V tile starting at key `key0`, rows `stride` elements apart in global
@@ -358,21 +357,8 @@ __device__ __forceinline__ void warp_softmax(float (&s)[MT][NT][4], float (&o)[M
   warp_softmax_at(s, o, mx, l, tile_max, scale_log2);
 }
 
-// The A fragments of P for the 16-key step kj (P rounded to T): s's C layout over two 8-key tiles
-// is the A layout of one 16-key step.
-template <typename T, int MT, int NT>
-__device__ __forceinline__ void p_fragments(uint32_t (&a)[MT][4], const float (&s)[MT][NT][4], int kj) {
-  using M = ptx::Mma<T>;
-#pragma unroll
-  for (int mi = 0; mi < MT; ++mi) {
-    a[mi][0] = M::pack(s[mi][2 * kj][0], s[mi][2 * kj][1]);
-    a[mi][1] = M::pack(s[mi][2 * kj][2], s[mi][2 * kj][3]);
-    a[mi][2] = M::pack(s[mi][2 * kj + 1][0], s[mi][2 * kj + 1][1]);
-    a[mi][3] = M::pack(s[mi][2 * kj + 1][2], s[mi][2 * kj + 1][3]);
-  }
-}
-
-// O += P·V over the first v_steps 16-column steps (MmaWidths): P from s, V's B fragments transposed
+// O += P·V over the first v_steps 16-column steps (MmaWidths): P (rounded to T) comes from s, whose
+// C layout over two 8-key tiles is the A layout of one 16-key step; V's B fragments come transposed
 // from the [keys][D] tile.
 template <typename T, int D, int MT, int KEYS>
 __device__ __forceinline__ void warp_pv(float (&o)[MT][D / 8][4], const float (&s)[MT][KEYS / 8][4], uint32_t v_tile,
@@ -381,7 +367,13 @@ __device__ __forceinline__ void warp_pv(float (&o)[MT][D / 8][4], const float (&
 #pragma unroll
   for (int kj = 0; kj < KEYS / 16; ++kj) {
     uint32_t a[MT][4];
-    p_fragments<T>(a, s, kj);
+#pragma unroll
+    for (int mi = 0; mi < MT; ++mi) {
+      a[mi][0] = M::pack(s[mi][2 * kj][0], s[mi][2 * kj][1]);
+      a[mi][1] = M::pack(s[mi][2 * kj][2], s[mi][2 * kj][3]);
+      a[mi][2] = M::pack(s[mi][2 * kj + 1][0], s[mi][2 * kj + 1][1]);
+      a[mi][3] = M::pack(s[mi][2 * kj + 1][2], s[mi][2 * kj + 1][3]);
+    }
 #pragma unroll
     for (int dp = 0; dp < D / 16; ++dp) {
       if (dp >= v_steps) continue;

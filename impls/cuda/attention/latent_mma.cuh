@@ -74,28 +74,30 @@ __global__ void __launch_bounds__(LatentConfig::kThreads, 1) latent_mma_kernel(c
   const int n_tiles = vis.tiles;
   const T* k_head = static_cast<const T*>(p.k) + (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap * d;
 
-  // Tile loads: chunk e of a [rows][DK] tile is row e / CHUNKS, chunk e % CHUNKS; chunks past the
-  // key's are zero-filled up to its padded width and never written beyond it.
-  const T* q = static_cast<const T*>(p.q);
+  // A [64][DK] tile (Q's rows or a key tile): chunk e is row e / CHUNKS, chunk e % CHUNKS. row_at(row)
+  // is the row's first element, or null past the valid rows, which are zero-filled without a read
+  // (cp.async still wants a mapped address: `any`); chunks past the key's own are zero-filled up
+  // to its padded width and never written beyond it.
+  static_assert(BM == BN, "latent_mma: Q and key tiles share one loader");
+  const auto load_tile = [&](uint32_t dst, const auto& row_at, const T* any) {
 #pragma unroll
-  for (int i = 0; i < BM * CHUNKS / THREADS; ++i) {
-    const int e = tid + i * THREADS, row = e / CHUNKS, ch = e - row * CHUNKS, r = r0 + row;
-    if (ch >= k_fill) continue;
-    const bool ok = r < R && ch < widths.k_chunks;
-    const T* src = q + (ok ? packed_row_index(p, b, g, task_row(p, b, g, r)) * d + ch * 8 : 0);
-    ptx::cp_async_16(q_s + swizzle<DK>(row, ch), src, ok);
-  }
-  const auto load_k = [&](uint32_t dst, int t) {
-    const int key0 = vis.first(t), limit = vis.limit(t);
-#pragma unroll
-    for (int i = 0; i < BN * CHUNKS / THREADS; ++i) {
+    for (int i = 0; i < BM * CHUNKS / THREADS; ++i) {
       const int e = tid + i * THREADS, row = e / CHUNKS, ch = e - row * CHUNKS;
       if (ch >= k_fill) continue;
-      const bool ok = ch < widths.k_chunks && key0 + row < limit;
-      // An invalid chunk reads nothing, but cp.async wants a mapped address: the tile's first key.
-      const T* src = k_head + static_cast<int64_t>(ok ? key0 + row : key0) * d + (ok ? ch * 8 : 0);
-      ptx::cp_async_16(dst + swizzle<DK>(row, ch), src, ok);
+      const T* src = row_at(row);
+      const bool ok = src != nullptr && ch < widths.k_chunks;
+      ptx::cp_async_16(dst + swizzle<DK>(row, ch), ok ? src + ch * 8 : any, ok);
     }
+  };
+  const T* q = static_cast<const T*>(p.q);
+  load_tile(
+      q_s, [&](int row) { return r0 + row < R ? q + packed_row_index(p, b, g, task_row(p, b, g, r0 + row)) * d : nullptr; },
+      q);
+  const auto load_k = [&](uint32_t dst, int t) {
+    const int key0 = vis.first(t), limit = vis.limit(t);
+    load_tile(
+        dst, [&](int row) { return key0 + row < limit ? k_head + static_cast<int64_t>(key0 + row) * d : nullptr; },
+        k_head + static_cast<int64_t>(key0) * d);
   };
   // cp.async groups, oldest first: Q, K0, then K(t+1) per iteration (empty past the last), so
   // wait<1> at iteration t means "Q and K(t) landed".

@@ -77,12 +77,12 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
 
   const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap;
   const T* k_head = static_cast<const T*>(p.k) + head * p.s.head_dim;
-  const T* v_head = static_cast<const T*>(p.v) + head * widths.v_stride;
+  const T* v_head = static_cast<const T*>(p.v) + head * p.s.v_stride;
   const auto load_k = [&](uint32_t dst, int t) {
     load_kv_tile<T, D, BN, THREADS>(dst, k_head, p.s.head_dim, widths.k_chunks, 2 * widths.k_steps, vis.first(t), vis.limit(t), tid);
   };
   const auto load_v = [&](uint32_t dst, int t) {
-    load_kv_tile<T, D, BN, THREADS>(dst, v_head, widths.v_stride, widths.v_chunks, 2 * widths.v_steps, vis.first(t), vis.limit(t), tid);
+    load_kv_tile<T, D, BN, THREADS>(dst, v_head, p.s.v_stride, widths.v_chunks, 2 * widths.v_steps, vis.first(t), vis.limit(t), tid);
   };
 
   // cp.async groups, oldest first: Q, K0, V0, then K(t+1), V(t+1) per iteration (empty groups at
