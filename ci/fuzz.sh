@@ -9,7 +9,7 @@
 # findings). Crash, sanitizer, timeout and OOM reproducers go to build/fuzz/artifacts/; the script
 # fails if a regression input fails or any target finds something.
 #   ci/fuzz.sh        each target 30 s
-#   ci/fuzz.sh 35     what CI runs
+#   ci/fuzz.sh 15     what CI runs
 #   ci/fuzz.sh 600    each target ten minutes
 # Replay a reproducer:  build/fuzz/tests/fuzz/fuzz_suite build/fuzz/artifacts/fuzz_suite-crash-...
 set -euo pipefail

@@ -4,7 +4,7 @@
 # Phases: dependencies (Debian packages), build (release preset with every backend whose toolchain
 # is here, plus ASan+UBSan and ThreadSanitizer builds of harness and CPU backend), tests (CTest on the release
 # build, then the smoke suite under ASan+UBSan and under ThreadSanitizer), fuzz (the parsers of
-# suites, case ids and results files under libFuzzer, ASan and UBSan, 35 s each: ci/fuzz.sh).
+# suites, case ids and results files under libFuzzer, ASan and UBSan, 15 s each: ci/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,4 +48,4 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   --out build/tsan/smoke.json
 
 phase fuzz
-ci/fuzz.sh 35
+ci/fuzz.sh 15
