@@ -32,6 +32,31 @@ inline const std::vector<std::string> kSpeculativeSamplingCases = {
     "speculative_sampling/batch=1,draft_len=3,vocab=16,draws=20000/f32/s6",
 };
 
+// sampling: each processor alone (where it binds: distinct values at its threshold) and all four
+// together, a Llama-3 vocabulary, an odd vocabulary and
+// one of a single token, a row of −inf logits but one, top_p 1 (keeps all), top_k 1 (the maximum and its ties), exact ties at the
+// top-k and top-p thresholds, greedy (T = 0) and a temperature near 0, min-p on a flat row, and
+// distribution mode (STAT) on the combinations.
+inline const std::vector<std::string> kSamplingCases = {
+    "sampling/batch=8,vocab=32000,temperature=0.7,top_p=0.9/f32/s1",
+    "sampling/batch=4,vocab=128256,temperature=0.8,top_k=50,top_p=0.95/f32/s2",
+    "sampling/batch=4,vocab=1000,top_k=1/f32/s3",
+    "sampling/batch=4,vocab=20001,top_p=1,dist=flat/f32/s4",
+    "sampling/batch=4,vocab=1000,top_k=100,top_p=0.5,dist=ties/f32/s5",
+    "sampling/batch=4,vocab=5000,min_p=0.05,dist=flat/f32/s6",
+    "sampling/batch=3,vocab=777,temperature=0/f32/s7",
+    "sampling/batch=2,vocab=32000,temperature=0.01,top_p=0.99,dist=peaked/f32/s8",
+    "sampling/batch=4,vocab=1000,temperature=1.5,top_k=300,top_p=0.8,min_p=0.1,dist=bimodal/f32/s9",
+    "sampling/batch=3,vocab=33,top_k=5,dist=ties/f32/s10",
+    "sampling/batch=2,vocab=1,top_p=0.5/f32/s11",
+    "sampling/batch=3,vocab=4099,temperature=0.5,top_k=8,top_p=0.3,dist=onehot/f32/s14",
+    "sampling/batch=4,vocab=50257,top_k=40,dist=flat/f32/s15",
+    "sampling/batch=4,vocab=50257,top_p=0.5,dist=flat/f32/s16",
+    "sampling/batch=4,vocab=32000,top_k=2000,min_p=0.8,dist=flat/f32/s17",
+    "sampling/batch=1,vocab=64,temperature=0.8,top_p=0.9,draws=20000/f32/s12",
+    "sampling/batch=1,vocab=200,top_k=20,min_p=0.02,dist=ties,draws=20000/f32/s13",
+};
+
 // streaming_llm: the default sinks, more sinks than the default, sinks only (budget = n_sink), everything
 // kept (budget ≥ kv_len), no sinks with head_dim 1.
 inline const std::vector<std::string> kStreamingLlmCases = {

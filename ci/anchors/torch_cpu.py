@@ -178,6 +178,19 @@ class TorchSide:
                 "how": how, "mask": mask, "input_hash": input_hash}
 
 
+def dump(binary, cid, tmp, torch):
+    """The case's inputs, their hash and its fp64 reference, from `attnbench dump CID --backends none`."""
+    out = os.path.join(tmp, "dump")
+    proc = subprocess.run([binary, "dump", cid, "--backends", "none", "--out", out], capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"attnbench dump exited {proc.returncode}: {proc.stderr[-2000:]}")
+    t, meta = load_safetensors(torch, os.path.join(out, "inputs.safetensors"))
+    ref, _ = load_safetensors(torch, os.path.join(out, "reference.safetensors"))
+    for name in os.listdir(out):
+        os.remove(os.path.join(out, name))
+    return t, meta["input_hash"], ref
+
+
 def run_attnbench(binary, suite, path, extra):
     cmd = [binary, "run", suite, "--backends", "cpu", "--no-related", "--quiet", "--out", path] + extra
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -285,17 +298,41 @@ def summary(rounds):
     return ok
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_params(case_id):
+    """The k=v segment of a case id, numbers as numbers and words as strings."""
+    out = {}
+    for item in case_id.split("/")[-3].split(","):
+        k, v = item.split("=", 1)
+        if v in ("true", "false"):
+            out[k] = v == "true"
+            continue
+        try:
+            out[k] = int(v)
+        except ValueError:
+            try:
+                out[k] = float(v)
+            except ValueError:
+                out[k] = v
+    return out
+
+
+def anchor_arguments(doc, suite, warmup):
+    """The options every anchor script takes (each may add its own)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--attnbench", default="build/release/attnbench")
-    ap.add_argument("--suite", default="suites/anchors_cpu.json")
-    ap.add_argument("--results", help="use this results file (one round) instead of running attnbench")
+    ap.add_argument("--suite", default=suite)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--min-time", type=float, default=0.05)
-    ap.add_argument("--warmup", type=float, default=0.02)
-    ap.add_argument("--filter", help="attnbench --filter")
+    ap.add_argument("--warmup", type=float, default=warmup)
     ap.add_argument("--out", help="write every round's figures here (JSON)")
+    return ap
+
+
+def main():
+    ap = anchor_arguments(__doc__, "suites/anchors_cpu.json", 0.02)
+    ap.add_argument("--results", help="use this results file (one round) instead of running attnbench")
+    ap.add_argument("--filter", help="attnbench --filter")
     args = ap.parse_args()
 
     import torch

@@ -24,39 +24,19 @@ speed over torch's (torch time / attnbench time) with the spread over rounds. No
 the first anchors of these methods; the figures say where attnbench stands.
 """
 
-import argparse
 import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from torch_cpu import flush_bytes, load_safetensors, run_attnbench, time_cold, time_hot  # noqa: E402
+from torch_cpu import anchor_arguments, dump, parse_params, flush_bytes, run_attnbench, time_cold, time_hot  # noqa: E402
 
 METHODS = ("mla", "moh")
 MAX_REL_L2 = 2e-2
-
-
-def parse_params(case_id):
-    """The k=v segment of a case id, numbers as numbers and words as strings."""
-    out = {}
-    for item in case_id.split("/")[-3].split(","):
-        k, v = item.split("=", 1)
-        if v in ("true", "false"):
-            out[k] = v == "true"
-            continue
-        try:
-            out[k] = int(v)
-        except ValueError:
-            try:
-                out[k] = float(v)
-            except ValueError:
-                out[k] = v
-    return out
 
 
 def median_rows(doc):
@@ -140,18 +120,6 @@ def moh_fn(torch, t, p):
     return fn
 
 
-def dump(binary, cid, tmp, torch):
-    out = os.path.join(tmp, "dump")
-    proc = subprocess.run([binary, "dump", cid, "--backends", "none", "--out", out], capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"attnbench dump exited {proc.returncode}: {proc.stderr[-2000:]}")
-    t, meta = load_safetensors(torch, os.path.join(out, "inputs.safetensors"))
-    ref, _ = load_safetensors(torch, os.path.join(out, "reference.safetensors"))
-    for name in os.listdir(out):
-        os.remove(os.path.join(out, name))
-    return t, meta["input_hash"], ref
-
-
 def rel_l2(torch, got, ref):
     keep = ~torch.isnan(ref)
     diff = (got.double() - ref)[keep]
@@ -214,15 +182,7 @@ def name_of(e):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--attnbench", default="build/release/attnbench")
-    ap.add_argument("--suite", default="suites/anchors_mla_moh.json")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--reps", type=int, default=9)
-    ap.add_argument("--min-time", type=float, default=0.05)
-    ap.add_argument("--warmup", type=float, default=0.02)
-    ap.add_argument("--out", help="write every round's figures here (JSON)")
-    args = ap.parse_args()
+    args = anchor_arguments(__doc__, "suites/anchors_mla_moh.json", 0.02).parse_args()
 
     import torch
 

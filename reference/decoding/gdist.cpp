@@ -15,6 +15,7 @@ DistShape parse_dist_shape(const std::string& name) {
   if (name == "flat") return DistShape::flat;
   if (name == "bimodal") return DistShape::bimodal;
   if (name == "ties") return DistShape::ties;
+  if (name == "onehot") return DistShape::onehot;
   throw InputError(cat("dist \"", name, "\" is not one of zipf, peaked, flat, bimodal, ties"));
 }
 
@@ -89,6 +90,9 @@ std::vector<double> gdist(DistShape shape, const std::string& tensor, uint64_t s
     }
     case DistShape::ties:
       for (int64_t x : allowed) w[x] = u(x) < 1.0 / 3 ? 1.0 : (u(x) < 2.0 / 3 ? 2.0 : 4.0);
+      break;
+    case DistShape::onehot:
+      w[pick(r(0), allowed)] = 1.0;
       break;
   }
   return normalised(std::move(w));

@@ -9,6 +9,7 @@
 //   flat     w_x = 1 + ½·u_x (high entropy)
 //   bimodal  two random tokens hold 0.3 + 0.15·u each; the rest share what is left uniformly
 //   ties     w_x ∈ {1, 2, 4} by thirds of u_x: many exactly equal probabilities
+//   onehot   one random token holds all the mass; every other token has 0 (a logit of −inf)
 // A draft distribution q next to it, by relation:
 //   perturbed    q_x ∝ p_x·(0.25 + 1.5·u'_x) (a fresh uniform per token)
 //   independent  q drawn from the same shape with its own randomness
@@ -30,7 +31,7 @@
 
 namespace attnbench::decoding {
 
-enum class DistShape { zipf, peaked, flat, bimodal, ties };
+enum class DistShape { zipf, peaked, flat, bimodal, ties, onehot };
 enum class DraftRelation { perturbed, independent, equal, disjoint };
 
 DistShape parse_dist_shape(const std::string& name);

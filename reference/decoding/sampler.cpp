@@ -155,7 +155,7 @@ void Sampler::add_sampling_params() {
   schema_.add({"draws", ParamType::Int, Value(int64_t{0}), {}, 0.0, 1e7, {},
                "distribution mode: this many rows sample one row of logits and the tokens are tested (0: off)"});
   schema_.add({"dist", ParamType::String, Value(std::string("zipf")), {}, {}, {},
-               {"zipf", "peaked", "flat", "bimodal", "ties"}, "shape of the logits' distribution (G-DIST)"});
+               {"zipf", "peaked", "flat", "bimodal", "ties", "onehot"}, "shape of the logits' distribution (G-DIST)"});
   schema_.rule("draws > 0 needs batch = 1", [](const Params& p, const std::string&) -> std::string {
     if (p.i64("draws") == 0 || p.i64("batch") == 1) return {};
     return cat("batch=", p.i64("batch"), " with draws=", p.i64("draws"), "; distribution mode broadcasts one row of logits");

@@ -1,6 +1,6 @@
 // What a backend's sampler stage needs to know about a case (the contract: sampler.h): the
-// parameter struct the backends' sampler impls will read, one field list for C++, CUDA and GLSL
-// (C++ lives inside __cplusplus). No backend has a sampler impl yet; the reference reads only
+// parameter struct the backends' sampler stages read (the CPU's: impls/cpu/decoding/sampler_stage.h),
+// one field list for C++, CUDA and GLSL (C++ lives inside __cplusplus). The reference reads only
 // the shape fields (rows, prob_rows, vocab, mask_words) and takes the chain from the case in fp64.
 #ifndef ATTNBENCH_SAMPLER_COMMON_H
 #define ATTNBENCH_SAMPLER_COMMON_H

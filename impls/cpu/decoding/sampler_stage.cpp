@@ -1,0 +1,147 @@
+#include "sampler_stage.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnbench/rng.h"
+
+namespace attnbench::cpu {
+
+// One pool slot's working memory, carved from one allocation.
+struct SamplerStage::Scratch {
+  int32_t* counts;      // [kBuckets]
+  double* mass;         // [kBuckets]
+  sampler::Token* top;  // [vocab]: top-k's bucket, then top-p's
+  float* log_w;         // [vocab]
+  uint32_t* words;      // the race's uniforms
+};
+
+namespace {
+
+size_t round_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+struct Layout {
+  size_t counts, mass, top, log_w, words, total;
+  explicit Layout(int64_t V) {
+    const auto v = static_cast<size_t>(V);
+    counts = 0;
+    mass = counts + round_up(sizeof(int32_t) * sampler::kBuckets);
+    top = mass + round_up(sizeof(double) * sampler::kBuckets);
+    log_w = top + round_up(sizeof(sampler::Token) * v);
+    words = log_w + round_up(sizeof(float) * v);
+    total = words + round_up(sizeof(uint32_t) * race::race_scratch_words(V));
+  }
+};
+
+}  // namespace
+
+void SamplerStage::prepare(const Case& c, Backend& backend, const IoBuffers& io) {
+  CpuBackend& cpu = as_cpu(backend);
+  pool_ = &cpu.pool();
+  kernels_ = &cpu.kernels<sampler::Kernels>();
+  race_ = &cpu.kernels<race::Kernels>();
+  p_ = decoding::sampler_params(c);
+  site_ = {p_.seed_lo, p_.seed_hi, p_.race_stream, kDomainDraws};
+  logits_ = io["logits"].ptr<float>();
+  kept_ = io["kept"].ptr<uint32_t>();
+  token_ = io["token"].ptr<int32_t>();
+  const Layout layout(p_.vocab);
+  scratch_.clear();
+  for (unsigned slot = 0; slot < pool_->size(); ++slot)
+    scratch_.push_back(backend.allocator().allocate(layout.total, "sampler.scratch"));
+}
+
+void SamplerStage::run() {
+  const Layout layout(p_.vocab);
+  pool_->parallel_for_slots(p_.rows, [&](int64_t begin, int64_t end, unsigned slot) {
+    auto* base = scratch_[slot]->ptr<unsigned char>();
+    Scratch s{reinterpret_cast<int32_t*>(base + layout.counts), reinterpret_cast<double*>(base + layout.mass),
+              reinterpret_cast<sampler::Token*>(base + layout.top), reinterpret_cast<float*>(base + layout.log_w),
+              reinterpret_cast<uint32_t*>(base + layout.words)};
+    for (int64_t r = begin; r < end; ++r) run_row(r, s);
+  });
+}
+
+void SamplerStage::run_row(int64_t r, Scratch& s) const {
+  using sampler::kBuckets;
+  const int64_t V = p_.vocab, words = p_.mask_words;
+  const float* l = logits_ + decoding::logits_row_of(p_, r) * V;
+  uint32_t* mask = kept_ + r * words;
+  const float T = p_.temperature;
+  int64_t finite = 0;
+  const float lmax = kernels_->row_max(l, V, &finite);
+
+  if (T == 0 || finite == 0) {
+    // Greedy: the first maximum (token 0 when every logit is −inf). A row with nothing finite
+    // keeps nothing and races over nothing: token 0, as the reference.
+    std::fill(mask, mask + words, 0u);
+    int64_t best = 0;
+    if (finite > 0)
+      while (l[best] != lmax) ++best;
+    if (T == 0) mask[best / 32] = 1u << (best % 32);
+    token_[r] = static_cast<int32_t>(best);
+    return;
+  }
+
+  const float m = lmax / T;  // fp32 division is monotone: the max of z
+  sampler::Cut cut;
+  int32_t low = 0, gather = -1;
+  int64_t need = 0;
+  const bool top_k = p_.top_k > 0 && p_.top_k < finite;
+  if (top_k) {
+    std::fill(s.counts, s.counts + kBuckets, 0);
+    kernels_->count_buckets(l, V, T, s.counts);
+    int64_t above = 0;
+    int32_t b = kBuckets - 1;
+    while (above + s.counts[b] < p_.top_k) above += s.counts[b--];
+    gather = low = b;
+    need = p_.top_k - above;  // 1 ≤ need ≤ counts[b]
+  }
+  std::fill(s.mass, s.mass + kBuckets, 0.0);
+  const int64_t gathered = kernels_->mass_buckets(l, V, T, m, low, gather, s.mass, s.top);
+  if (top_k) {
+    // The k-th largest key is in this bucket; ties with it are kept, so the mass is of key ≥ it.
+    std::nth_element(s.top, s.top + need - 1, s.top + gathered,
+                     [](const sampler::Token& a, const sampler::Token& b) { return a.key > b.key; });
+    cut.key_k = s.top[need - 1].key;
+    double kept = 0;
+    for (int64_t i = 0; i < gathered; ++i)
+      if (s.top[i].key >= cut.key_k) kept += s.top[i].e;
+    s.mass[low] = kept;
+  }
+
+  // Top-p: the bucket where the mass from the top reaches top_p of the total; the buckets above
+  // it are kept whole, the ones below dropped.
+  double target = 0, before_bucket = 0;
+  if (p_.top_p < 1) {
+    double total = 0;
+    for (int32_t b = low; b < kBuckets; ++b) total += s.mass[b];
+    target = static_cast<double>(p_.top_p) * total;
+    int32_t b = kBuckets - 1;
+    while (b > low && before_bucket + s.mass[b] < target) before_bucket += s.mass[b--];
+    cut.top_p_bucket = b;
+  }
+  cut.min_e = p_.min_p;  // p / max p = exp(z − m)
+
+  const int64_t deferred = kernels_->select(l, V, T, m, cut, s.log_w, mask, s.top);
+  if (deferred > 0) {
+    // Top-p's bucket in the chain's order: z descending, then the smaller index (select appended
+    // them in index order, and the sort is stable).
+    std::stable_sort(s.top, s.top + deferred,
+                     [](const sampler::Token& a, const sampler::Token& b) { return a.key > b.key; });
+    double before = before_bucket;
+    for (int64_t i = 0; i < deferred && before < target; ++i) {
+      const sampler::Token& t = s.top[i];
+      if (t.e >= cut.min_e) {
+        mask[t.index / 32] |= 1u << (t.index % 32);
+        s.log_w[t.index] = t.z;
+      }
+      before += t.e;
+    }
+  }
+
+  const race::RaceBest best = race_->race({nullptr, nullptr, s.log_w}, 0, V, site_, static_cast<uint64_t>(r) * V, s.words);
+  token_[r] = race::race_winner(&best, 1);
+}
+
+}  // namespace attnbench::cpu

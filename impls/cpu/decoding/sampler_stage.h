@@ -1,0 +1,55 @@
+// The decoding family's sampler stage on the CPU (contract: reference/decoding/sampler.h): a row
+// of fp32 logits through the standard chain (temperature, top-k, top-p, min-p) to its kept mask,
+// then one token by the race over the kept tokens. A sampling method's CPU impl is this stage.
+//
+// No sort of the row. Three passes over the logits (sampler_kernel.h), each in fp32:
+//   1. the row's max (and, with top-k, counts of z by bucket: 4096 buckets on the high bits of
+//      z's order key). Top-k's threshold falls in the bucket where the count from the top reaches k;
+//   2. e = exp(z − m) summed by bucket in fp64, and the tokens of top-k's bucket gathered: the
+//      k-th largest key among them (nth_element) is the threshold, and the mass the top-k set
+//      keeps is exact. Top-p's threshold falls in the bucket where the mass from the top reaches
+//      top_p times that;
+//   3. every token kept outright (above both buckets, e ≥ min_p) gets its mask bit and its z as
+//      the race's log-weight; the tokens of top-p's bucket are gathered, ordered (z descending, the
+//      smaller index first) and kept while the mass before them is below top_p times the total.
+// The race (race_kernel.h) then runs over the log-weights: every token's uniform, eight or
+// sixteen at a time. Greedy rows (T = 0) take the first maximum in one pass.
+// Bytes: the logits read three times (the count pass only with top-k), the log-weights written and
+// read once, the mask written once. Measured (ci/anchors/torch_sampling.py) at a few percent of the
+// copy-bandwidth floor: the passes' per-token bucket work and the race's per-token Philox dominate,
+// not the reads.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../runtime/cpu_backend.h"
+#include "attnbench/impl.h"
+#include "race_kernel.h"
+#include "reference/decoding/sampler_common.h"
+#include "sampler_kernel.h"
+
+namespace attnbench::cpu {
+
+class SamplerStage {
+ public:
+  // Binds the case's logits, kept and token buffers; scratch per pool slot.
+  void prepare(const Case& c, Backend& backend, const IoBuffers& io);
+  void run();
+
+ private:
+  struct Scratch;
+  void run_row(int64_t r, Scratch& s) const;
+
+  ThreadPool* pool_ = nullptr;
+  const sampler::Kernels* kernels_ = nullptr;
+  const race::Kernels* race_ = nullptr;
+  decoding::SamplerParams p_{};
+  race::PhiloxSite site_{};
+  const float* logits_ = nullptr;
+  uint32_t* kept_ = nullptr;
+  int32_t* token_ = nullptr;
+  std::vector<BufferPtr> scratch_;
+};
+
+}  // namespace attnbench::cpu
