@@ -36,7 +36,8 @@ inline const std::vector<std::string> kSpeculativeSamplingCases = {
 // together, a Llama-3 vocabulary, an odd vocabulary and
 // one of a single token, a row of −inf logits but one, top_p 1 (keeps all), top_k 1 (the maximum and its ties), exact ties at the
 // top-k and top-p thresholds, greedy (T = 0) and a temperature near 0, min-p on a flat row, and
-// distribution mode (STAT) on the combinations.
+// distribution mode (STAT) on the combinations and on a kept set of 3 in 1024 (the race token by
+// token, sampler_stage.h).
 inline const std::vector<std::string> kSamplingCases = {
     "sampling/batch=8,vocab=32000,temperature=0.7,top_p=0.9/f32/s1",
     "sampling/batch=4,vocab=128256,temperature=0.8,top_k=50,top_p=0.95/f32/s2",
@@ -53,6 +54,7 @@ inline const std::vector<std::string> kSamplingCases = {
     "sampling/batch=4,vocab=50257,top_k=40,dist=flat/f32/s15",
     "sampling/batch=4,vocab=50257,top_p=0.5,dist=flat/f32/s16",
     "sampling/batch=4,vocab=32000,top_k=2000,min_p=0.8,dist=flat/f32/s17",
+    "sampling/batch=1,vocab=1024,top_k=3,draws=20000/f32/s18",
     "sampling/batch=1,vocab=64,temperature=0.8,top_p=0.9,draws=20000/f32/s12",
     "sampling/batch=1,vocab=200,top_k=20,min_p=0.02,dist=ties,draws=20000/f32/s13",
 };

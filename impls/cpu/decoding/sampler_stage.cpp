@@ -20,6 +20,9 @@ namespace {
 
 size_t round_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
+// Below one kept token in this many, the race draws the kept tokens' uniforms one by one.
+constexpr int64_t kFewKeptShare = 256;
+
 struct Layout {
   size_t counts, mass, top, log_w, words, total;
   explicit Layout(int64_t V) {
@@ -42,6 +45,7 @@ void SamplerStage::prepare(const Case& c, Backend& backend, const IoBuffers& io)
   race_ = &cpu.kernels<race::Kernels>();
   p_ = decoding::sampler_params(c);
   site_ = {p_.seed_lo, p_.seed_hi, p_.race_stream, kDomainDraws};
+  draws_ = PhiloxStream(c.seed, p_.race_stream, kDomainDraws);
   logits_ = io["logits"].ptr<float>();
   kept_ = io["kept"].ptr<uint32_t>();
   token_ = io["token"].ptr<int32_t>();
@@ -140,8 +144,26 @@ void SamplerStage::run_row(int64_t r, Scratch& s) const {
     }
   }
 
-  const race::RaceBest best = race_->race({nullptr, nullptr, s.log_w}, 0, V, site_, static_cast<uint64_t>(r) * V, s.words);
-  token_[r] = race::race_winner(&best, 1);
+  // The race over the kept tokens: a few (a nucleus) one by one, each with its own Philox word;
+  // many through the vectorised kernel, which draws every token's uniform.
+  int64_t kept = 0;
+  for (int64_t w = 0; w < words; ++w) kept += __builtin_popcount(mask[w]);
+  if (kept * kFewKeptShare > V) {
+    const race::RaceBest best = race_->race({nullptr, nullptr, s.log_w}, 0, V, site_, static_cast<uint64_t>(r) * V, s.words);
+    token_[r] = race::race_winner(&best, 1);
+    return;
+  }
+  float best_key = -INFINITY;
+  int32_t best = -1, first = -1;
+  for (int64_t w = 0; w < words; ++w)
+    for (uint32_t bits = mask[w]; bits != 0; bits &= bits - 1) {
+      const auto x = static_cast<int32_t>(w * 32 + __builtin_ctz(bits));
+      const float u = draws_.uniform_f32(static_cast<uint64_t>(r) * V + x);
+      const float key = s.log_w[x] - std::log(-std::log(u));
+      if (first < 0) first = x;
+      if (key > best_key) best_key = key, best = x;  // in index order: ties stay with the smaller
+    }
+  token_[r] = best >= 0 ? best : (first >= 0 ? first : 0);
 }
 
 }  // namespace attnbench::cpu

@@ -12,8 +12,9 @@
 //   3. every token kept outright (above both buckets, e ≥ min_p) gets its mask bit and its z as
 //      the race's log-weight; the tokens of top-p's bucket are gathered, ordered (z descending, the
 //      smaller index first) and kept while the mass before them is below top_p times the total.
-// The race (race_kernel.h) then runs over the log-weights: every token's uniform, eight or
-// sixteen at a time. Greedy rows (T = 0) take the first maximum in one pass.
+// The race then runs over the kept log-weights: a nucleus token by token, each with its own
+// Philox word; a large kept set through the race stage (race_kernel.h), which draws every token's
+// uniform eight or sixteen at a time. Greedy rows (T = 0) take the first maximum in one pass.
 // Bytes: the logits read three times (the count pass only with top-k), the log-weights written and
 // read once, the mask written once. Measured (ci/anchors/torch_sampling.py) at a few percent of the
 // copy-bandwidth floor: the passes' per-token bucket work and the race's per-token Philox dominate,
@@ -25,6 +26,7 @@
 
 #include "../runtime/cpu_backend.h"
 #include "attnbench/impl.h"
+#include "attnbench/rng.h"
 #include "race_kernel.h"
 #include "reference/decoding/sampler_common.h"
 #include "sampler_kernel.h"
@@ -46,6 +48,7 @@ class SamplerStage {
   const race::Kernels* race_ = nullptr;
   decoding::SamplerParams p_{};
   race::PhiloxSite site_{};
+  PhiloxStream draws_{0, 0u, 0u};
   const float* logits_ = nullptr;
   uint32_t* kept_ = nullptr;
   int32_t* token_ = nullptr;
