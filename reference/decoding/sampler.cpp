@@ -41,8 +41,10 @@ SamplerParams sampler_params(const Case& c) {
   s.vocab = static_cast<int32_t>(c.i64("vocab"));
   s.mask_words = static_cast<int32_t>(mask_words(c.i64("vocab")));
   s.temperature = static_cast<float>(c.f64("temperature"));
+  s.inv_temperature = c.f64("temperature") > 0 ? static_cast<float>(1.0 / c.f64("temperature")) : 0.0f;
   s.top_k = static_cast<int32_t>(c.i64("top_k"));
   s.top_p = static_cast<float>(c.f64("top_p"));
+  s.top_p_fx = s.top_p < 1 ? static_cast<uint32_t>(std::ldexp(static_cast<double>(s.top_p), 32)) : 0u;
   s.min_p = static_cast<float>(c.f64("min_p"));
   s.seed_lo = static_cast<uint32_t>(c.seed);
   s.seed_hi = static_cast<uint32_t>(c.seed >> 32);

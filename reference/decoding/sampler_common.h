@@ -11,12 +11,21 @@
   X(i32, vocab)                                                                          \
   X(i32, mask_words)  /* 32-bit words of a row's kept mask: ceil(vocab / 32) */         \
   X(f32, temperature) /* 0: greedy */                                                    \
+  X(f32, inv_temperature) /* 1/T from fp64, one rounding (0 when T = 0) */                \
   X(i32, top_k)       /* 0: off */                                                       \
   X(f32, top_p)       /* 1: off */                                                       \
+  X(u32, top_p_fx)    /* floor(top_p * 2^32) when top_p < 1 (device stages), else 0 */   \
   X(f32, min_p)       /* 0: off */                                                       \
   X(u32, seed_lo)     /* the case seed: the Philox key */                                \
   X(u32, seed_hi)                                                                        \
   X(u32, race_stream) /* FNV-1a of the race's draw site */
+
+// The device sampler stage (Vulkan and CUDA; docs/design.md "The device sampler stage"): radix
+// select on the order keys of the logits in three digits, high to low, and masses as unsigned
+// 64-bit fixed point, floor(e * 2^40) per token, so every sum is exact and order-free.
+#define ATTNBENCH_SAMPLER_DIGIT_BITS 11 /* digits of 11, 11 and 10 bits */
+#define ATTNBENCH_SAMPLER_DIGITS 2048
+#define ATTNBENCH_SAMPLER_MASS_FRAC_BITS 40
 
 #ifdef __cplusplus
 #include <cstdint>
