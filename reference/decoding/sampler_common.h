@@ -40,7 +40,7 @@ namespace attnbench::decoding {
 
 ATTNBENCH_PARAM_STRUCT(SamplerParams, ATTNBENCH_SAMPLER_FIELDS);
 
-// The race's draw site: U("sample.race", row·vocab + token).
+// The race's draw site: U("sample.race", row * vocab + token).
 inline constexpr const char* kSampleRaceSite = "sample.race";
 
 SamplerParams sampler_params(const Case& c);

@@ -50,6 +50,10 @@ uvec4 race_block(uvec2 key, uint stream, RaceStretch s, uint b) {
 }
 
 float race_log_weight(uint x);
+#ifdef RACE_BLOCK_FILTER
+// Whether any token of [x_begin, x_end) may take part: a block with none costs no Philox call.
+bool race_block_live(uint x_begin, uint x_end);
+#endif
 
 // This lane's part of the race over tokens [x0, x0 + len): blocks lane, lane + lanes, ...;
 // best_key and best (0xffffffff: none) carry the lane's best across calls.
@@ -58,6 +62,10 @@ void race_span(uvec2 key, uint stream, uvec2 first, uint x0, uint len, uint lane
   const RaceStretch st = race_stretch(first, x0);
   const uint blocks = race_stretch_blocks(st, len);
   for (uint b = lane; b < blocks; b += lanes) {
+#ifdef RACE_BLOCK_FILTER
+    const int begin = int(4u * b) - int(st.lead);
+    if (!race_block_live(x0 + uint(max(begin, 0)), x0 + uint(min(begin + 4, int(len))))) continue;
+#endif
     const uvec4 words = race_block(key, stream, st, b);
     for (uint j = 0u; j < 4u; ++j) {
       const int rel = int(4u * b + j) - int(st.lead);

@@ -1,0 +1,409 @@
+// The decoding family's sampler stage on Vulkan (contract: reference/decoding/sampler.h; the
+// algorithm, shared with CUDA: docs/design.md "The device sampler stage"), in two passes of one
+// workgroup per row:
+//   thresholds  per row of logits: temperature, top-k and top-p as a cut (SamplerCut): no sort,
+//               radix selection on the logits' order keys in digits of 11, 11 and 10 bits, masses
+//               as 64-bit fixed point (uvec2: low, high word) summed by integer atomics, so every
+//               result is independent of the order lanes combine in;
+//   finish      per sampled row: the kept mask (the cut, then min-p) and the race over the kept
+//               tokens.
+// In distribution mode every draw samples the one row of logits, so its thresholds are found once.
+//
+// The including shader defines, before this file:
+//   local_size_x    the workgroup size WG: a multiple of 32 that divides the 2048 digits
+//   SAMPLER_PARAMS  an expression for the row's SamplerParams (reference/decoding/sampler_common.h)
+// and binds logits, kept, token and cuts at bindings 0 to 3 (declared here). A method with a
+// processor of its own calls the pieces one by one (sampler_thresholds and sampler_finish are the
+// standard chain).
+#ifndef ATTNBENCH_SAMPLER_STAGE_GLSL
+#define ATTNBENCH_SAMPLER_STAGE_GLSL
+
+#define TEAM gl_WorkGroupSize.x
+#define WIDE true
+#define RACE_BLOCK_FILTER
+
+#include "accurate_math.glsl"
+#include "race.glsl"
+#include "team_reduce.glsl"
+
+layout(binding = 0) readonly buffer SamplerLogits { float logits[]; };  // [prob_rows, V]
+layout(binding = 1) coherent buffer SamplerKept { uint kept[]; };       // [rows, mask_words]
+layout(binding = 2) writeonly buffer SamplerToken { int token[]; };     // [rows]
+
+// What the thresholds pass leaves for the finish pass, per row of logits.
+struct SamplerCut {
+  float lmax;       // the largest logit
+  uint finite;      // logits above −inf
+  uint keep_from;   // kept: key ≥ keep_from ...
+  uint tie_key;     // ... or key == tie_key and rank among those ties (by index) < tie_keep
+  uint tie_keep;
+  uint tie_ranked;  // 1: top-p keeps only part of the ties at its threshold
+  uint greedy;      // NO_TOKEN, or the greedy row's token (T = 0 or nothing finite)
+  uint pad;
+};
+layout(binding = 3) coherent buffer SamplerCuts { SamplerCut cuts[]; };  // [prob_rows]
+
+const uint SAMPLER_BINS = ATTNBENCH_SAMPLER_DIGITS;
+const uint NO_TOKEN = 0xffffffffu;
+
+shared uint sampler_count[SAMPLER_BINS];
+shared uint sampler_mass_lo[SAMPLER_BINS];
+shared uint sampler_mass_hi[SAMPLER_BINS];
+shared uint sampler_part[3 * gl_WorkGroupSize.x];  // a lane's partial sums: count, mass lo, mass hi
+shared uint sampler_word[gl_WorkGroupSize.x / 32u];
+shared uint sampler_found[5];                      // sampler_find_digit's answer
+
+// ---- 64-bit unsigned arithmetic on uvec2 (low, high) --------------------------------------------
+
+uvec2 u64_add(uvec2 a, uvec2 b) {
+  uint carry;
+  const uint lo = uaddCarry(a.x, b.x, carry);
+  return uvec2(lo, a.y + b.y + carry);
+}
+uvec2 u64_sub(uvec2 a, uvec2 b) {
+  uint borrow;
+  const uint lo = usubBorrow(a.x, b.x, borrow);
+  return uvec2(lo, a.y - b.y - borrow);
+}
+bool u64_less(uvec2 a, uvec2 b) { return a.y < b.y || (a.y == b.y && a.x < b.x); }
+// a·n for a product below 2^64.
+uvec2 u64_mul32(uvec2 a, uint n) {
+  uint hi, lo;
+  umulExtended(a.x, n, hi, lo);
+  return uvec2(lo, a.y * n + hi);
+}
+// floor(a·n / 2^32).
+uvec2 u64_mul32_shift32(uvec2 a, uint n) {
+  uint h0, l0, h1, l1;
+  umulExtended(a.x, n, h0, l0);
+  umulExtended(a.y, n, h1, l1);
+  uint carry;
+  const uint lo = uaddCarry(l1, h0, carry);
+  return uvec2(lo, h1 + carry);
+}
+float u64_to_float(uvec2 a) { return float(a.y) * 4294967296.0 + float(a.x); }
+
+// ---- keys and masses ----------------------------------------------------------------------------
+
+// A larger logit, a larger key; −0 keys as +0 (equal values must tie).
+uint sampler_key(float l) {
+  uint b = floatBitsToUint(l);
+  if (b == 0x80000000u) b = 0u;
+  return (b & 0x80000000u) != 0u ? ~b : (b | 0x80000000u);
+}
+float sampler_key_value(uint k) { return uintBitsToFloat((k & 0x80000000u) != 0u ? (k & 0x7fffffffu) : ~k); }
+
+// floor(e·2^40) for e in [0, 1]: e·256 and its fraction are exact in fp32, and so is the
+// fraction times 2^32 (conversion truncates).
+uvec2 sampler_fixed(float e) {
+  precise const float s = e * 256.0;
+  const uint hi = uint(s);
+  precise const float frac = (s - float(hi)) * 4294967296.0;
+  return uvec2(uint(frac), hi);
+}
+
+// A row of logits as the passes see it: where it starts, and its cut.
+struct SamplerRow {
+  uint offset;
+  SamplerCut cut;
+};
+
+float sampler_log_weight(SamplerRow r, float l) { return (l - r.cut.lmax) * SAMPLER_PARAMS.inv_temperature; }
+float sampler_e(SamplerRow r, float l) { return accurate_exp(sampler_log_weight(r, l)); }
+
+// ---- the radix search's pieces ------------------------------------------------------------------
+
+void sampler_clear_bins() {
+  for (uint b = gl_LocalInvocationID.x; b < SAMPLER_BINS; b += gl_WorkGroupSize.x) {
+    sampler_count[b] = 0u;
+    sampler_mass_lo[b] = 0u;
+    sampler_mass_hi[b] = 0u;
+  }
+  barrier();
+}
+
+void sampler_bin_mass(uint b, uvec2 fx) {
+  const uint old = atomicAdd(sampler_mass_lo[b], fx.x);
+  const uint hi = fx.y + (old + fx.x < old ? 1u : 0u);  // the carry out of the low word
+  if (hi != 0u) atomicAdd(sampler_mass_hi[b], hi);
+}
+
+// Digit `level` of a key (11, 11, 10 bits from the top) and whether the key's higher digits are
+// `prefix`.
+uint sampler_shift(uint level) { return level == 0u ? 21u : (level == 1u ? 10u : 0u); }
+uint sampler_digit(uint k, uint level) { return (k >> sampler_shift(level)) & (level == 2u ? 1023u : 2047u); }
+bool sampler_in_prefix(uint k, uint level, uint prefix) {
+  return level == 0u || (k >> (level == 1u ? 21u : 10u)) == prefix;
+}
+
+// The crossing digit, from the top: the first (largest) digit d at which `above` plus the bins
+// from the top through d reaches the goal, by counts (by_mass false) or masses. Each lane sums its
+// SAMPLER_BINS / WG bins; one lane walks the partial sums, then the bins of the one it crossed in.
+// top_p_fx > 0: the goal is floor(total · top_p_fx / 2^32), total the sum of every bin's mass.
+// Sets sampler_found = (d, above.x, above.y, goal.x, goal.y), above the sum of the bins over d.
+void sampler_find_digit(bool by_mass, uvec2 goal, uint top_p_fx) {
+  const uint per = SAMPLER_BINS / gl_WorkGroupSize.x, lane = gl_LocalInvocationID.x;
+  uvec2 mass = uvec2(0u);
+  uint count = 0u;
+  for (uint i = 0u; i < per; ++i) {
+    const uint b = lane * per + i;
+    count += sampler_count[b];
+    mass = u64_add(mass, uvec2(sampler_mass_lo[b], sampler_mass_hi[b]));
+  }
+  sampler_part[3u * lane] = count;
+  sampler_part[3u * lane + 1u] = mass.x;
+  sampler_part[3u * lane + 2u] = mass.y;
+  barrier();
+  if (lane == 0u) {
+    if (top_p_fx != 0u) {
+      uvec2 total = uvec2(0u);
+      for (uint t = 0u; t < gl_WorkGroupSize.x; ++t) total = u64_add(total, uvec2(sampler_part[3u * t + 1u], sampler_part[3u * t + 2u]));
+      goal = u64_mul32_shift32(total, top_p_fx);
+    }
+    uvec2 above = uvec2(0u);
+    uint t = gl_WorkGroupSize.x - 1u;
+    for (;; --t) {
+      const uvec2 part = by_mass ? uvec2(sampler_part[3u * t + 1u], sampler_part[3u * t + 2u]) : uvec2(sampler_part[3u * t], 0u);
+      if (t == 0u || !u64_less(u64_add(above, part), goal)) break;
+      above = u64_add(above, part);
+    }
+    uint b = t * per + per - 1u;
+    for (;; --b) {
+      const uvec2 bin = by_mass ? uvec2(sampler_mass_lo[b], sampler_mass_hi[b]) : uvec2(sampler_count[b], 0u);
+      if (b == t * per || !u64_less(u64_add(above, bin), goal)) break;
+      above = u64_add(above, bin);
+    }
+    sampler_found[0] = b;
+    sampler_found[1] = above.x;
+    sampler_found[2] = above.y;
+    sampler_found[3] = goal.x;
+    sampler_found[4] = goal.y;
+  }
+  barrier();
+}
+
+// ---- the stages ---------------------------------------------------------------------------------
+
+// The row's largest logit and how many are finite.
+SamplerRow sampler_scan_row(uint prow) {
+  SamplerRow r;
+  const uint V = uint(SAMPLER_PARAMS.vocab);
+  r.offset = prow * V;
+  uint best = sampler_key(ACC_NEG_INF), finite = 0u;
+  for (uint x = gl_LocalInvocationID.x; x < V; x += gl_WorkGroupSize.x) {
+    const float l = logits[r.offset + x];
+    if (l > ACC_NEG_INF) {
+      best = max(best, sampler_key(l));
+      finite += 1u;
+    }
+  }
+  r.cut = SamplerCut(sampler_key_value(team_max(best)), team_add(finite), 0u, 0u, 0u, 0u, NO_TOKEN, 0u);
+  return r;
+}
+
+// Greedy (T = 0) or a row with nothing finite: the first largest logit, token 0 when none.
+uint sampler_greedy_token(SamplerRow r) {
+  const uint V = uint(SAMPLER_PARAMS.vocab);
+  uint first = NO_TOKEN;
+  if (r.cut.finite > 0u)
+    for (uint x = gl_LocalInvocationID.x; x < V; x += gl_WorkGroupSize.x)
+      if (logits[r.offset + x] == r.cut.lmax) first = min(first, x);
+  first = team_min(first);
+  return first == NO_TOKEN ? 0u : first;
+}
+
+// Top-k (0 < k < finite): the k-th largest key, by counts; r.cut.keep_from becomes it.
+void sampler_top_k(inout SamplerRow r) {
+  const uint V = uint(SAMPLER_PARAMS.vocab);
+  uint prefix = 0u, need = uint(SAMPLER_PARAMS.top_k);
+  for (uint level = 0u; level < 3u; ++level) {
+    sampler_clear_bins();
+    for (uint x = gl_LocalInvocationID.x; x < V; x += gl_WorkGroupSize.x) {
+      const float l = logits[r.offset + x];
+      if (!(l > ACC_NEG_INF)) continue;
+      const uint k = sampler_key(l);
+      if (sampler_in_prefix(k, level, prefix)) atomicAdd(sampler_count[sampler_digit(k, level)], 1u);
+    }
+    barrier();
+    sampler_find_digit(false, uvec2(need, 0u), 0u);
+    const uint d = sampler_found[0];
+    need -= sampler_found[1];
+    prefix = (prefix << (level == 2u ? 10u : 11u)) | d;
+    // Every token of the bin is kept when it holds exactly the rank still needed.
+    const bool whole = sampler_count[d] == need;
+    barrier();  // every lane has read the bins before the next level clears them
+    if (whole || level == 2u) {
+      r.cut.keep_from = prefix << sampler_shift(level);
+      return;
+    }
+  }
+}
+
+// ⌈diff / fx⌉ for 0 < diff ≤ ties·fx (so at most ties): a float estimate, then exact products.
+uint sampler_ceil_div(uvec2 diff, uvec2 fx, uint ties) {
+  uint n = uint(clamp(u64_to_float(diff) / u64_to_float(fx), 1.0, float(ties)));
+  while (n > 1u && !u64_less(u64_mul32(fx, n - 1u), diff)) --n;
+  while (n < ties && u64_less(u64_mul32(fx, n), diff)) ++n;
+  return n;
+}
+
+// Top-p (top_p < 1) over the tokens with key ≥ r.cut.keep_from: the largest key t* with
+// mass(key ≥ t*) ≥ target, and how many of the ties at t* the mass before them leaves below it.
+void sampler_top_p(inout SamplerRow r) {
+  const uint V = uint(SAMPLER_PARAMS.vocab);
+  const uint floor_key = r.cut.keep_from;
+  uint prefix = 0u;
+  uvec2 above = uvec2(0u), target = uvec2(0u);
+  for (uint level = 0u; level < 3u; ++level) {
+    sampler_clear_bins();
+    for (uint x = gl_LocalInvocationID.x; x < V; x += gl_WorkGroupSize.x) {
+      const float l = logits[r.offset + x];
+      if (!(l > ACC_NEG_INF)) continue;
+      const uint k = sampler_key(l);
+      if (k < floor_key || !sampler_in_prefix(k, level, prefix)) continue;
+      const uint b = sampler_digit(k, level);
+      atomicAdd(sampler_count[b], 1u);
+      sampler_bin_mass(b, sampler_fixed(sampler_e(r, l)));
+    }
+    barrier();
+    // The target, at the first level: floor(total · top_p_fx / 2^32), total the mass top-k kept.
+    sampler_find_digit(true, u64_sub(target, above), level == 0u ? SAMPLER_PARAMS.top_p_fx : 0u);
+    if (level == 0u) target = uvec2(sampler_found[3], sampler_found[4]);
+    const uint d = sampler_found[0];
+    above = u64_add(above, uvec2(sampler_found[1], sampler_found[2]));
+    prefix = (prefix << (level == 2u ? 10u : 11u)) | d;
+    const uint count = sampler_count[d];
+    barrier();
+    if (count == 1u && level < 2u) {
+      // One token in the bin: it is the one the mass crosses the target at.
+      r.cut.keep_from = max(floor_key, prefix << sampler_shift(level));
+      return;
+    }
+    if (level == 2u) {
+      // t* = prefix; its ties all have the same fx.
+      const uvec2 fx = sampler_fixed(sampler_e(r, sampler_key_value(prefix)));
+      const uint n = fx == uvec2(0u) ? count : sampler_ceil_div(u64_sub(target, above), fx, count);
+      r.cut.keep_from = prefix;
+      if (n < count) {
+        r.cut.keep_from = prefix + 1u;
+        r.cut.tie_key = prefix;
+        r.cut.tie_keep = n;
+        r.cut.tie_ranked = 1u;
+      }
+    }
+  }
+}
+
+// The rank, by index, of this lane's token among the workgroup's flagged tokens, and their total.
+uint sampler_exclusive_rank(bool flag, out uint total) {
+  const uint v = flag ? 1u : 0u;
+  const uint within = subgroupExclusiveAdd(v), sum = subgroupAdd(v);  // with every lane active
+  if (subgroupElect()) sampler_part[gl_SubgroupID] = sum;
+  barrier();
+  uint before = 0u;
+  total = 0u;
+  for (uint s = 0u; s < gl_NumSubgroups; ++s) {
+    if (s < gl_SubgroupID) before += sampler_part[s];
+    total += sampler_part[s];
+  }
+  barrier();
+  return before + within;
+}
+
+// The kept mask: key ≥ keep_from (or among the first tie_keep ties), then min-p on e.
+void sampler_select(uint row, SamplerRow r) {
+  const uint V = uint(SAMPLER_PARAMS.vocab), words = uint(SAMPLER_PARAMS.mask_words), lane = gl_LocalInvocationID.x;
+  const float min_p = SAMPLER_PARAMS.min_p;
+  uint ties_before = 0u;
+  for (uint base = 0u; base < V; base += gl_WorkGroupSize.x) {  // whole tiles: uniform trip count
+    const uint x = base + lane;
+    bool keep = false, tie = false;
+    float l = ACC_NEG_INF;
+    if (x < V) {
+      l = logits[r.offset + x];
+      if (l > ACC_NEG_INF) {
+        const uint k = sampler_key(l);
+        keep = k >= r.cut.keep_from;
+        tie = r.cut.tie_ranked != 0u && k == r.cut.tie_key;
+      }
+    }
+    if (r.cut.tie_ranked != 0u) {
+      uint total;
+      const uint rank = ties_before + sampler_exclusive_rank(tie, total);
+      if (tie) keep = rank < r.cut.tie_keep;
+      ties_before += total;
+    }
+    if (keep && min_p > 0.0) keep = sampler_e(r, l) >= min_p;
+    if (lane < gl_WorkGroupSize.x / 32u) sampler_word[lane] = 0u;
+    barrier();
+    if (keep) atomicOr(sampler_word[lane / 32u], 1u << (lane % 32u));
+    barrier();
+    const uint w = base / 32u + lane;
+    if (lane < gl_WorkGroupSize.x / 32u && w < words) kept[row * words + w] = sampler_word[lane];
+  }
+  memoryBarrierBuffer();
+  barrier();
+}
+
+// The race over the kept tokens (log-weight (l − lmax)/T), skipping Philox blocks with none.
+uint g_sampler_row;
+SamplerRow g_sampler;
+bool race_block_live(uint x_begin, uint x_end) {
+  const uint words = uint(SAMPLER_PARAMS.mask_words), base = g_sampler_row * words;
+  for (uint w = x_begin / 32u; w <= (x_end - 1u) / 32u; ++w) {
+    const uint lo = max(x_begin, w * 32u) - w * 32u, hi = min(x_end, w * 32u + 32u) - w * 32u;
+    const uint span = hi - lo == 32u ? 0xffffffffu : ((1u << (hi - lo)) - 1u) << lo;
+    if ((kept[base + w] & span) != 0u) return true;
+  }
+  return false;
+}
+float race_log_weight(uint x) {
+  const uint w = kept[g_sampler_row * uint(SAMPLER_PARAMS.mask_words) + x / 32u];
+  if (((w >> (x % 32u)) & 1u) == 0u) return ACC_NEG_INF;
+  return sampler_log_weight(g_sampler, logits[g_sampler.offset + x]);
+}
+
+void sampler_race(uint row, SamplerRow r) {
+  g_sampler_row = row;
+  g_sampler = r;
+  const uint V = uint(SAMPLER_PARAMS.vocab);
+  float best_key = ACC_NEG_INF;
+  uint best = NO_TOKEN;
+  race_span(uvec2(SAMPLER_PARAMS.seed_lo, SAMPLER_PARAMS.seed_hi), SAMPLER_PARAMS.race_stream, mul_wide(row, V), 0u, V,
+            gl_LocalInvocationID.x, gl_WorkGroupSize.x, best_key, best);
+  team_best(best_key, best);
+  if (gl_LocalInvocationID.x == 0u) token[row] = int(best == NO_TOKEN ? 0u : best);
+}
+
+// The thresholds pass for row `prow` of the logits: the standard chain's cut.
+void sampler_thresholds(uint prow) {
+  SamplerRow r = sampler_scan_row(prow);
+  if (SAMPLER_PARAMS.temperature == 0.0 || r.cut.finite == 0u) {
+    r.cut.greedy = sampler_greedy_token(r);
+  } else {
+    if (SAMPLER_PARAMS.top_k > 0 && uint(SAMPLER_PARAMS.top_k) < r.cut.finite) sampler_top_k(r);
+    if (SAMPLER_PARAMS.top_p < 1.0) sampler_top_p(r);
+  }
+  if (gl_LocalInvocationID.x == 0u) cuts[prow] = r.cut;
+}
+
+// The finish pass for sampled row `row`: a greedy row keeps its token alone (at T = 0; nothing
+// when nothing is finite), any other gets its mask and races.
+void sampler_finish(uint row) {
+  const uint prow = SAMPLER_PARAMS.prob_rows == 1 ? 0u : row;
+  SamplerRow r;
+  r.offset = prow * uint(SAMPLER_PARAMS.vocab);
+  r.cut = cuts[prow];
+  if (r.cut.greedy != NO_TOKEN) {
+    const uint words = uint(SAMPLER_PARAMS.mask_words), best = r.cut.greedy;
+    const bool keep = SAMPLER_PARAMS.temperature == 0.0;
+    for (uint w = gl_LocalInvocationID.x; w < words; w += gl_WorkGroupSize.x)
+      kept[row * words + w] = keep && w == best / 32u ? 1u << (best % 32u) : 0u;
+    if (gl_LocalInvocationID.x == 0u) token[row] = int(best);
+    return;
+  }
+  sampler_select(row, r);
+  sampler_race(row, r);
+}
+
+#endif
