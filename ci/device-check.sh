@@ -14,6 +14,7 @@
 #   4. the anchor shapes (suites/anchors.json) timed on cuda and vulkan                     -> bench.json
 #   5. torch SDPA (FLASH, CUDNN) on the same inputs, the same way, with the ratios          -> torch.json
 #   6. the ci suite's cases of every method outside the attention family, timed           -> kvcomp.json
+#      then the samplers beside torch's sampler on the same logits (suites/anchors_sampling.json) -> the log
 #   7. the model suites on the GPU backends, one object keyed by model                     -> models.json
 #   8. suites/kv.json (every KV method at kvpress's points, 4k and 32k) on cuda, if time is left -> kv.json
 # Eight files at most come back from $OUT; this writes eight.
@@ -101,6 +102,11 @@ if [ -n "$others" ]; then
 else
   summary+=("$(printf '%-16s skipped: no method outside the attention family' kvcomp)")
 fi
+
+# 6b. The samplers beside torch's on the GPU (the B = 64, V = 128256 top-p row among them), into
+#     the log: the eight files are spoken for.
+step sampling-torch 40 env PYTHONUNBUFFERED=1 python3 ci/anchors/torch_sampling.py --attnbench "$ab" --backend cuda \
+  --rounds 1 --reps 5
 
 # 7. Real models' shapes and the leaderboard's suite (suites/leaderboard.json: real layers, kv_len
 #    1k-32k), joined into one file (the device returns eight files at most).

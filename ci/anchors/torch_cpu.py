@@ -191,8 +191,8 @@ def dump(binary, cid, tmp, torch):
     return t, meta["input_hash"], ref
 
 
-def run_attnbench(binary, suite, path, extra):
-    cmd = [binary, "run", suite, "--backends", "cpu", "--no-related", "--quiet", "--out", path] + extra
+def run_attnbench(binary, suite, path, extra, backend="cpu"):
+    cmd = [binary, "run", suite, "--backends", backend, "--no-related", "--quiet", "--out", path] + extra
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode not in (0, 1):
         sys.exit(f"attnbench exited {proc.returncode}: {' '.join(cmd)}\n{proc.stderr[-2000:]}")

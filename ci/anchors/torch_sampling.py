@@ -1,7 +1,7 @@
-"""sampling beside torch's sort-cumsum-multinomial sampler on this machine's CPU, on the same logits.
+"""sampling beside torch's sort-cumsum-multinomial sampler on this machine's CPU or GPU, on the same logits.
 
 usage: python3 ci/anchors/torch_sampling.py [--attnbench build/release/attnbench] [--suite suites/anchors_sampling.json]
-                                            [--rounds 3] [--reps 9] [--out ANCHORS.json]
+                                            [--backend cpu|cuda] [--rounds 3] [--reps 9] [--out ANCHORS.json]
 
 Needs PyPI's torch (a virtual environment outside the repository), as ci/anchors/torch_cpu.py does,
 whose input, timing and thread handling this script shares. Each round runs
@@ -17,6 +17,9 @@ decided within rounding (kept_boundary), so both sides run the same chain. Figur
 median, attnbench's speed over torch's (torch time / attnbench time) with the spread over rounds,
 and attnbench's logits bytes over the CPU's copy bandwidth (the floor: one read of the logits)
 beside its achieved time. The bar: attnbench at least 5x torch on the B = 64, V = 128256 top-p row.
+With --backend cuda (the GPU machine, ci/device-check.sh) both sides run on the GPU and are timed
+with CUDA events as torch_sdpa.py times (its hot and cold modes); the figures are reported, and the
+CPU's bar does not apply.
 """
 
 import json
@@ -63,45 +66,61 @@ def bits(torch, mask_words, vocab):
     return b[:, :vocab].bool()
 
 
-def sampling_rows(doc):
+def sampling_rows(doc, backend):
     rows = []
     for r in doc["benchmarks"]:
         rec = r.get("attnbench", {})
-        if rec.get("backend") == "cpu" and rec.get("method") == "sampling" and r.get("run_type") == "aggregate" \
+        if rec.get("backend") == backend and rec.get("method") == "sampling" and r.get("run_type") == "aggregate" \
                 and r.get("aggregate_name") == "median" and "timing" in rec:
             rows.append(rec)
     return rows
 
 
 def main():
-    args = anchor_arguments(__doc__, "suites/anchors_sampling.json", 0.05).parse_args()
+    ap = anchor_arguments(__doc__, "suites/anchors_sampling.json", 0.05)
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda"], help="attnbench's backend, and torch's device")
+    args = ap.parse_args()
+    gpu = args.backend == "cuda"
 
     import torch
+    if gpu:
+        import torch_sdpa
 
     rounds, fns = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.rounds):
-            doc = run_attnbench(args.attnbench, args.suite, os.path.join(tmp, f"round{i}.json"), [])
-            cpu = doc["context"]["backends"]["cpu"]
-            torch.set_num_threads(int(cpu["details"]["threads"]))
-            copy_bw = cpu["peaks"]["copy_bytes_per_s"]
+            doc = run_attnbench(args.attnbench, args.suite, os.path.join(tmp, f"round{i}.json"), [], args.backend)
+            be = doc["context"]["backends"][args.backend]
+            if not gpu:
+                torch.set_num_threads(int(be["details"]["threads"]))
+            copy_bw = be["peaks"]["copy_bytes_per_s"]
             figures = []
-            for rec in sampling_rows(doc):
+            for rec in sampling_rows(doc, args.backend):
                 cid, p = rec["case_id"], parse_params(rec["case_id"])
                 if cid not in fns:
                     t, h, ref = dump(args.attnbench, cid, tmp, torch)
                     if h != rec["hashes"]["inputs"]:
                         sys.exit(f"{cid}: the dump's input hash {h} is not the row's {rec['hashes']['inputs']}")
-                    fn, keep_mask = sampler_fn(torch, t["logits"], p)
+                    fn, keep_mask = sampler_fn(torch, t["logits"].to(args.backend), p)
                     with torch.inference_mode():
                         kept = keep_mask() > float("-inf")
+                    kept = kept.cpu()
                     want, boundary = bits(torch, ref["kept"], p["vocab"]), bits(torch, ref["kept_boundary"], p["vocab"])
                     wrong = int(((kept != want) & ~boundary).sum())
                     if wrong:
                         sys.exit(f"{cid}: torch's kept set differs from the reference's at {wrong} tokens: not the same chain")
                     fns[cid] = fn
                 with torch.inference_mode():
-                    if rec["timing"]["mode"] == "cold":  # the row's own timing mode
+                    if gpu:
+                        if rec["timing"]["mode"] == "cold":
+                            flush_buf = torch.ones(flush_bytes(rec), dtype=torch.uint8, device="cuda")
+                            median = torch_sdpa.time_cold(torch, fns[cid], flush_buf.zero_, args.reps)
+                            how = "one launch after an L2 flush (CUDA events)"
+                        else:
+                            median, batch = torch_sdpa.time_hot(torch, fns[cid], args.reps, 5)
+                            how = f"{batch} back-to-back launches per sample (CUDA events)"
+                        samples = [median]
+                    elif rec["timing"]["mode"] == "cold":  # the row's own timing mode
                         flush_buf = torch.ones(flush_bytes(rec), dtype=torch.uint8)
                         samples, how = time_cold(fns[cid], lambda: int(flush_buf.sum()), args.reps, args.min_time)
                     else:
@@ -123,12 +142,14 @@ def main():
         print(f"  {cid}: {statistics.median(v):.2f}x [{min(v):.2f}, {max(v):.2f}]; "
               f"{100 * statistics.median(frac):.1f}% of the copy-bandwidth floor")
         p = parse_params(cid)
-        if p.get("batch") == 64 and p.get("vocab") == 128256 and p.get("top_p", 1) < 1 and statistics.median(v) < SPEED_BAR:
+        if not gpu and p.get("batch") == 64 and p.get("vocab") == 128256 and p.get("top_p", 1) < 1 \
+                and statistics.median(v) < SPEED_BAR:
             print(f"  below the bar of {SPEED_BAR}x")
             ok = False
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"torch": torch.__version__, "bar": SPEED_BAR, "rounds": rounds}, f, indent=1)
+            json.dump({"torch": torch.__version__, "backend": args.backend, "bar": None if gpu else SPEED_BAR,
+                       "rounds": rounds}, f, indent=1)
     return 0 if ok else 1
 
 
