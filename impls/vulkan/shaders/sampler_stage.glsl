@@ -108,7 +108,10 @@ struct SamplerRow {
   SamplerCut cut;
 };
 
-float sampler_log_weight(SamplerRow r, float l) { return (l - r.cut.lmax) * SAMPLER_PARAMS.inv_temperature; }
+// 0 at the max itself, so an inv_temperature that overflowed to inf (T below 2^-128) makes no NaN.
+float sampler_log_weight(SamplerRow r, float l) {
+  return l == r.cut.lmax ? 0.0 : (l - r.cut.lmax) * SAMPLER_PARAMS.inv_temperature;
+}
 float sampler_e(SamplerRow r, float l) { return accurate_exp(sampler_log_weight(r, l)); }
 
 // ---- the radix search's pieces ------------------------------------------------------------------
