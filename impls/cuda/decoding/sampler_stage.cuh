@@ -1,0 +1,396 @@
+// The decoding family's sampler stage on CUDA (contract: reference/decoding/sampler.h; algorithm:
+// docs/design.md "The device sampler stage", shared with impls/vulkan/shaders/sampler_stage.glsl).
+// One CTA of kThreads threads takes one row; a sampling method's kernel calls sample_row() per row
+// (or plan_row() once and finish_row() per row when its rows share one row of logits), and later
+// samplers (typical, epsilon, eta, ...) reuse the pieces:
+//   order_key        a finite logit's fp32 bits made monotone (−0 as +0)
+//   row_stats        pass 1: the row's max, its first index and the count of finite logits
+//   top_k_key        radix select of the k-th largest key: digits of 11, 11 and 10 bits, a 2048-bin
+//                    shared histogram of counts per level, stopping when the crossing bin holds
+//                    exactly the rank still needed
+//   top_p_cut        the same search over masses fx = floor(exp((l − lmax)·inv_T)·2^40) (shared
+//                    64-bit atomics: integer sums, so the result does not depend on the order
+//                    threads add in), stopping when the crossing bin holds one token; then the
+//                    ties at t*: n = min(ties, ⌈(target − above)/fx*⌉)
+//   select_and_race  the last pass: kept bits to the mask (a warp's ballot is one mask word), ties
+//                    at t* ranked by index (a block scan per tile) only when 0 < n < ties, min-p as
+//                    e ≥ min_p, and the exponential race (race.cuh) over the kept tokens, Philox
+//                    blocks with no kept token skipped
+// The crossing digit of a level is found by a block suffix scan (8 bins per thread, shuffles, then
+// the 8 warps' sums in shared memory) and a walk of the one thread's 8 bins whose range holds it:
+// integer sums, deterministic.
+//
+// Reads of the row: once for the max, once per digit level of each threshold that is on (fewer
+// when a search stops early), once to select and race. Shared memory: 2048 int counts + 2048
+// 64-bit masses (24 KiB) and a few words; registers: the 256-thread bound (__launch_bounds__ in
+// the kernel). expf and logf are CUDA's accurate ones (never __expf/__logf): masses and race keys
+// must stay within the reference's boundary bands.
+//
+// Deviations from the brief that drove this file, none in the kept sets: target = ⌊total·fx_p /
+// 2^32⌋ is computed by splitting total into 32-bit halves (a·fx_p + ⌊b·fx_p / 2^32⌋, exact since
+// total < 2^60) rather than with __umul64hi; the log-weight of the token at lmax is 0 exactly (so an
+// inv_T that overflowed to inf cannot make it NaN).
+#pragma once
+
+#include <cstdint>
+
+#include "../runtime/device_math.cuh"
+#include "../runtime/philox.cuh"
+#include "race.cuh"
+#include "reference/decoding/sampler_common.h"
+
+namespace attnbench::cuda::sampler {
+
+using u64 = unsigned long long;  // the type of CUDA's 64-bit shared atomicAdd
+
+inline constexpr int kThreads = 256;
+inline constexpr int kWarps = kThreads / 32;
+inline constexpr int kDigits = ATTNBENCH_SAMPLER_DIGITS;
+inline constexpr int kNoDigit = kDigits;  // a token outside the level's prefix
+static_assert(kDigits == 8 * kThreads, "the crossing scan gives each thread 8 bins");
+
+// Digit levels, high to low: shifts 21, 10, 0 and widths 11, 11, 10.
+__device__ __forceinline__ int level_shift(int level) { return level == 0 ? 21 : (level == 1 ? 10 : 0); }
+__device__ __forceinline__ uint32_t level_mask(int level) { return level == 2 ? 0x3ffu : 0x7ffu; }
+
+// The CTA's shared working memory.
+struct Shared {
+  int counts[kDigits];
+  u64 mass[kDigits];
+  u64 warp_u64[kWarps];
+  float warp_f[kWarps];
+  int warp_i[kWarps], warp_j[kWarps];
+  int digit;
+  u64 above;
+  race::Candidate best[kWarps];
+};
+
+// Larger logit, larger key; −0 as +0 (they compare equal). Finite logits only.
+__device__ __forceinline__ uint32_t order_key(float l) {
+  const uint32_t u = __float_as_uint(l + 0.0f);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+// The logit of a key (the inverse of order_key).
+__device__ __forceinline__ float key_value(uint32_t key) {
+  return __uint_as_float((key & 0x80000000u) ? (key & 0x7fffffffu) : ~key);
+}
+
+// d = (l − lmax)·inv_T, the race's log-weight (0 at the max itself).
+__device__ __forceinline__ float log_weight(float l, float lmax, float inv_t) {
+  return l == lmax ? 0.0f : (l - lmax) * inv_t;
+}
+// fx = ⌊e·2^40⌋, e = exp(d) ≤ 1: e·2^40 is exact in fp32, so the truncating conversion is the floor.
+__device__ __forceinline__ u64 fixed_mass(float l, float lmax, float inv_t) {
+  const float e = expf(log_weight(l, lmax, inv_t));
+  return static_cast<u64>(e * 1099511627776.0f);  // 2^ATTNBENCH_SAMPLER_MASS_FRAC_BITS
+}
+// ⌊total·fx_p / 2^32⌋ for total < 2^60, exactly: total = a·2^32 + b.
+__device__ __forceinline__ u64 mass_target(u64 total, uint32_t top_p_fx) {
+  const u64 a = total >> 32, b = total & 0xffffffffull;
+  return a * top_p_fx + ((b * top_p_fx) >> 32);
+}
+
+struct RowStats {
+  float lmax;     // −inf when nothing is finite
+  int first_max;  // the smallest index holding lmax (INT_MAX when nothing is finite)
+  int finite;
+};
+
+// Pass 1. Every thread gets the row's stats.
+__device__ __forceinline__ RowStats row_stats(const float* l, int V, Shared& sh) {
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  float best = neg_inf();
+  int index = 0x7fffffff, finite = 0;
+  for (int x = tid; x < V; x += kThreads) {
+    const float v = l[x];
+    if (v > neg_inf()) {
+      ++finite;
+      if (v > best) best = v, index = x;  // x grows: a thread keeps its first maximum
+    }
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    const float b = __shfl_xor_sync(0xffffffffu, best, off);
+    const int i = __shfl_xor_sync(0xffffffffu, index, off);
+    if (b > best || (b == best && i < index)) best = b, index = i;
+    finite += __shfl_xor_sync(0xffffffffu, finite, off);
+  }
+  if (lane == 0) sh.warp_f[warp] = best, sh.warp_i[warp] = index, sh.warp_j[warp] = finite;
+  __syncthreads();
+  RowStats s{sh.warp_f[0], sh.warp_i[0], sh.warp_j[0]};
+  for (int w = 1; w < kWarps; ++w) {
+    const float b = sh.warp_f[w];
+    if (b > s.lmax || (b == s.lmax && sh.warp_i[w] < s.first_max)) s.lmax = b, s.first_max = sh.warp_i[w];
+    s.finite += sh.warp_j[w];
+  }
+  __syncthreads();  // warp_* are free again
+  return s;
+}
+
+// Σ of v over the threads at or after this one (inclusive suffix), and the block's total.
+// Synchronises twice; warp_u64 is free again on return.
+__device__ __forceinline__ u64 block_suffix_sum(u64 v, Shared& sh, u64* total) {
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  u64 s = v;
+  for (int off = 1; off < 32; off <<= 1) {
+    const u64 t = __shfl_down_sync(0xffffffffu, s, off);
+    if (lane + off < 32) s += t;
+  }
+  if (lane == 0) sh.warp_u64[warp] = s;  // the warp's total
+  __syncthreads();
+  u64 all = 0;
+  for (int w = 0; w < kWarps; ++w) {
+    all += sh.warp_u64[w];
+    if (w > warp) s += sh.warp_u64[w];
+  }
+  *total = all;
+  __syncthreads();
+  return s;
+}
+
+// The crossing digit of a level whose bins are bin(i): the largest d with Σ_{i ≥ d} bin(i) ≥ need
+// (1 ≤ need ≤ the total). `suffix` and `mine` are this thread's from block_suffix_sum over its
+// bins 8t .. 8t+7; the one thread whose range holds d writes sh.digit and sh.above = Σ_{i > d}.
+// The caller synchronises before reading them.
+template <typename Bin>
+__device__ __forceinline__ void crossing_digit(Bin bin, u64 need, u64 suffix, u64 mine, Shared& sh) {
+  if (!(suffix >= need && suffix - mine < need)) return;
+  const int t = static_cast<int>(threadIdx.x);
+  u64 above = suffix - mine;
+  for (int e = 7; e >= 0; --e) {
+    const u64 h = bin(8 * t + e);
+    if (above + h >= need) {
+      sh.digit = 8 * t + e;
+      sh.above = above;
+      return;
+    }
+    above += h;
+  }
+}
+
+// One level's histogram over the finite tokens with key ≥ floor_key whose bits above `shift` are
+// `prefix`: counts, and with kMass their masses. Starts and ends with a barrier.
+template <bool kMass>
+__device__ __forceinline__ void histogram(const float* l, int V, int level, uint32_t prefix, uint32_t floor_key, float lmax,
+                                          float inv_t, Shared& sh) {
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31;
+  for (int i = tid; i < kDigits; i += kThreads) {
+    sh.counts[i] = 0;
+    if (kMass) sh.mass[i] = 0;
+  }
+  __syncthreads();
+  const int shift = level_shift(level);
+  const uint32_t high = level == 0 ? 0u : (0xffffffffu << (shift + (level == 1 ? 11 : 10)));
+  for (int base = 0; base < V; base += kThreads) {  // whole warps: the collectives below
+    const int x = base + tid;
+    int digit = kNoDigit;
+    float v = 0.0f;
+    if (x < V) {
+      v = l[x];
+      if (v > neg_inf()) {
+        const uint32_t key = order_key(v);
+        if (key >= floor_key && (key & high) == prefix) digit = static_cast<int>((key >> shift) & level_mask(level));
+      }
+    }
+    // Many tokens share a digit at the high levels: one atomic per digit and warp.
+    const unsigned same = __match_any_sync(0xffffffffu, digit);
+    const bool leader = lane == __ffs(static_cast<int>(same)) - 1;
+    if (digit != kNoDigit && leader) atomicAdd(&sh.counts[digit], __popc(same));
+    if (kMass) {
+      u64 fx = digit != kNoDigit ? fixed_mass(v, lmax, inv_t) : 0ull;
+      const unsigned valid = __ballot_sync(0xffffffffu, digit != kNoDigit);
+      if (valid == 0) continue;
+      const unsigned mixed = __ballot_sync(0xffffffffu, digit != kNoDigit && same != valid);
+      if (mixed == 0) {
+        // One digit for the whole warp (the common case at level 0): a warp sum, one atomic.
+        for (int off = 16; off > 0; off >>= 1) fx += __shfl_xor_sync(0xffffffffu, fx, off);
+        if (digit != kNoDigit && leader) atomicAdd(&sh.mass[digit], fx);
+      } else if (fx != 0) {
+        atomicAdd(&sh.mass[digit], fx);
+      }
+    }
+  }
+  __syncthreads();
+}
+
+// Top-k (0 < k < finite): the k-th largest key of the row, or the lowest key of the bin where the
+// search stopped (that bin holding exactly the rank needed). Kept: key ≥ it.
+__device__ __forceinline__ uint32_t top_k_key(const float* l, int V, int k, Shared& sh) {
+  const int t = static_cast<int>(threadIdx.x);
+  uint32_t prefix = 0;
+  u64 need = static_cast<u64>(k);
+  for (int level = 0; level < 3; ++level) {
+    histogram<false>(l, V, level, prefix, 0u, 0.0f, 0.0f, sh);
+    u64 mine = 0, total = 0;
+    for (int e = 0; e < 8; ++e) mine += static_cast<u64>(sh.counts[8 * t + e]);
+    const u64 suffix = block_suffix_sum(mine, sh, &total);
+    crossing_digit([&](int i) { return static_cast<u64>(sh.counts[i]); }, need, suffix, mine, sh);
+    __syncthreads();
+    const int d = sh.digit;
+    need -= sh.above;
+    const u64 in_bin = static_cast<u64>(sh.counts[d]);
+    prefix |= static_cast<uint32_t>(d) << level_shift(level);
+    __syncthreads();  // sh.digit, sh.above and the counts are rewritten by the next level
+    if (in_bin == need) break;  // every token of the bin is kept
+  }
+  return prefix;
+}
+
+// Top-p's cut: keep the finite tokens with key > key, and those with key == key, all of them
+// unless rank_ties, then the first n by index.
+struct Cut {
+  uint32_t key;
+  bool rank_ties;
+  int n;
+};
+
+// Top-p (top_p_fx > 0) over the tokens with key ≥ floor_key (top-k's kept set; 0: every finite).
+__device__ __forceinline__ Cut top_p_cut(const float* l, int V, uint32_t floor_key, float lmax, float inv_t,
+                                         uint32_t top_p_fx, Shared& sh) {
+  const int t = static_cast<int>(threadIdx.x);
+  uint32_t prefix = 0;
+  u64 target = 0, above = 0, ties = 0;
+  for (int level = 0; level < 3; ++level) {
+    histogram<true>(l, V, level, prefix, floor_key, lmax, inv_t, sh);
+    u64 mine = 0, total = 0;
+    for (int e = 0; e < 8; ++e) mine += sh.mass[8 * t + e];
+    const u64 suffix = block_suffix_sum(mine, sh, &total);
+    if (level == 0) target = mass_target(total, top_p_fx);  // < total; ≥ 1 since the max's fx is 2^40
+    crossing_digit([&](int i) { return sh.mass[i]; }, target - above, suffix, mine, sh);
+    __syncthreads();
+    const int d = sh.digit;
+    above += sh.above;
+    ties = static_cast<u64>(sh.counts[d]);
+    prefix |= static_cast<uint32_t>(d) << level_shift(level);
+    __syncthreads();
+    if (ties == 1) return {prefix, false, 1};  // the bin's one token is the crossing one
+  }
+  // t* = prefix, `above` the mass of the keys above it; its ties have the same fx.
+  const u64 fx = fixed_mass(key_value(prefix), lmax, inv_t);
+  u64 n = ties;
+  if (fx != 0) n = min(ties, (target - above + fx - 1) / fx);
+  return {prefix, n > 0 && n < ties, static_cast<int>(n)};
+}
+
+// The number of threads below this one whose flag is set, and the block's count in *total.
+// Synchronises twice.
+__device__ __forceinline__ int block_rank(bool flag, Shared& sh, int* total) {
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const unsigned ballot = __ballot_sync(0xffffffffu, flag);
+  if (lane == 0) sh.warp_i[warp] = __popc(ballot);
+  __syncthreads();
+  int before = __popc(ballot & ((1u << lane) - 1u)), sum = 0;
+  for (int w = 0; w < kWarps; ++w) {
+    before += w < warp ? sh.warp_i[w] : 0;
+    sum += sh.warp_i[w];
+  }
+  *total = sum;
+  __syncthreads();
+  return before;
+}
+
+// The last pass: the kept mask of the row and the race over the kept tokens, token[0] the winner.
+// Kept: finite, key ≥ cut.key (the first cut.n ties by index when cut.rank_ties), e ≥ min_p.
+// Warp w takes the 32-token tiles w, w + 8, ...: its ballot is the tile's mask word, and its
+// lanes take the ≤ 9 Philox blocks the tile's elements row·V + x fall in (a block straddling two
+// tiles is drawn by each that keeps a token of it), so each lane's tokens grow as race.cuh's
+// consider() needs.
+__device__ __forceinline__ void select_and_race(const float* l, int V, int64_t row, const Cut& cut, float min_p, float lmax,
+                                                float inv_t, const DevicePhilox& site, uint32_t* mask, int32_t* token,
+                                                Shared& sh) {
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  const uint64_t n0 = static_cast<uint64_t>(row) * static_cast<uint64_t>(V);
+  race::Candidate best = race::none();
+  int taken = 0;  // ties at cut.key in the tiles before this one
+  for (int tile0 = 0; tile0 < V; tile0 += kThreads) {  // block-uniform: block_rank inside
+    const int base = tile0 + 32 * warp, x = base + lane;
+    const float v = x < V ? l[x] : neg_inf();
+    const bool finite = v > neg_inf();
+    const uint32_t key = finite ? order_key(v) : 0u;
+    const float d = finite ? log_weight(v, lmax, inv_t) : neg_inf();
+    bool keep = finite && key >= cut.key;
+    if (cut.rank_ties) {
+      const bool tie = finite && key == cut.key;
+      int ties_here = 0;
+      const int before = block_rank(tie, sh, &ties_here);
+      if (tie && taken + before >= cut.n) keep = false;
+      taken += ties_here;
+    }
+    if (keep && min_p > 0.0f) keep = expf(d) >= min_p;  // p / max p = e
+    const unsigned word = __ballot_sync(0xffffffffu, keep);
+    if (base >= V) continue;
+    if (lane == 0) mask[base >> 5] = word;  // bits past V are 0: keep is false there
+    if (word == 0) continue;                // warp-uniform: no kept token, no Philox block
+    const int end = min(V, base + 32);
+    const uint64_t first = (n0 + static_cast<uint64_t>(base)) >> 2, last = (n0 + static_cast<uint64_t>(end) - 1) >> 2;
+    const uint64_t b = first + static_cast<uint64_t>(lane);
+    const int xb = static_cast<int>(static_cast<int64_t>(4 * b) - static_cast<int64_t>(n0));
+    float dv[4];
+    bool kept[4], any = false;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int o = xb + e - base;  // the token's lane in this tile
+      dv[e] = __shfl_sync(0xffffffffu, d, min(max(o, 0), 31));
+      kept[e] = b <= last && o >= 0 && o < 32 && ((word >> (o & 31)) & 1u);
+      any = any || kept[e];
+    }
+    if (!any) continue;
+    const uint4 w4 = site.block(b);
+    const uint32_t words[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (kept[e]) race::consider(best, dv[e], race::log_neg_log(words[e]), xb + e);
+  }
+  race::group_merge(best, 0xffffffffu, 32);
+  if (lane == 0) sh.best[warp] = best;
+  __syncthreads();
+  if (tid == 0) {
+    race::Candidate c = sh.best[0];
+    for (int w = 1; w < kWarps; ++w) race::merge(c, sh.best[w]);
+    *token = race::winner(c);
+  }
+  __syncthreads();  // sh.best is free again
+}
+
+// What the thresholds passes decide about a row: greedy (T = 0 or nothing finite) and its token,
+// else the cut and the max the last pass needs.
+struct RowPlan {
+  bool greedy;
+  int greedy_token;
+  float lmax;
+  Cut cut;
+};
+
+// A row's passes up to the last one (the max, top-k, top-p). Every thread of the CTA calls it.
+__device__ __forceinline__ RowPlan plan_row(const decoding::SamplerParams& s, const float* l, Shared& sh) {
+  const int V = s.vocab;
+  const RowStats st = row_stats(l, V, sh);
+  if (s.temperature == 0.0f || st.finite == 0) return {true, st.finite > 0 ? st.first_max : 0, st.lmax, {0u, false, 0}};
+  uint32_t floor_key = 0;  // below every finite key
+  if (s.top_k > 0 && s.top_k < st.finite) floor_key = top_k_key(l, V, s.top_k, sh);
+  Cut cut{floor_key, false, 0};
+  if (s.top_p < 1.0f) cut = top_p_cut(l, V, floor_key, st.lmax, s.inv_temperature, s.top_p_fx, sh);
+  return {false, 0, st.lmax, cut};
+}
+
+// The last pass of a planned row: its kept mask [s.mask_words] and its token.
+__device__ __forceinline__ void finish_row(const decoding::SamplerParams& s, const float* l, int64_t row, const RowPlan& plan,
+                                           const DevicePhilox& site, uint32_t* mask, int32_t* token, Shared& sh) {
+  if (plan.greedy) {
+    // The first maximum (token 0 when nothing is finite). T = 0 keeps it; a row with nothing
+    // finite at T > 0 keeps nothing.
+    const int g = plan.greedy_token;
+    for (int w = static_cast<int>(threadIdx.x); w < s.mask_words; w += kThreads)
+      mask[w] = s.temperature == 0.0f && w == g / 32 ? 1u << (g % 32) : 0u;
+    if (threadIdx.x == 0) *token = g;
+    return;
+  }
+  select_and_race(l, s.vocab, row, plan.cut, s.min_p, plan.lmax, s.inv_temperature, site, mask, token, sh);
+}
+
+// One row through the standard chain (temperature, top-k, top-p, min-p) and the race.
+__device__ __forceinline__ void sample_row(const decoding::SamplerParams& s, const float* l, int64_t row,
+                                           const DevicePhilox& site, uint32_t* mask, int32_t* token, Shared& sh) {
+  finish_row(s, l, row, plan_row(s, l, sh), site, mask, token, sh);
+}
+
+}  // namespace attnbench::cuda::sampler
