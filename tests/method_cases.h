@@ -54,9 +54,9 @@ inline const std::vector<std::string> kSamplingCases = {
     "sampling/batch=4,vocab=50257,top_k=40,dist=flat/f32/s15",
     "sampling/batch=4,vocab=50257,top_p=0.5,dist=flat/f32/s16",
     "sampling/batch=4,vocab=32000,top_k=2000,min_p=0.8,dist=flat/f32/s17",
-    "sampling/batch=1,vocab=1024,top_k=3,draws=20000/f32/s18",
-    "sampling/batch=1,vocab=64,temperature=0.8,top_p=0.9,draws=20000/f32/s12",
-    "sampling/batch=1,vocab=200,top_k=20,min_p=0.02,dist=ties,draws=20000/f32/s13",
+    "sampling/batch=1,vocab=1024,top_k=3,draws=4000/f32/s18",
+    "sampling/batch=1,vocab=64,temperature=0.8,top_p=0.9,draws=4000/f32/s12",
+    "sampling/batch=1,vocab=200,top_k=20,min_p=0.02,dist=ties,draws=4000/f32/s13",
 };
 
 // streaming_llm: the default sinks, more sinks than the default, sinks only (budget = n_sink), everything
