@@ -12,7 +12,9 @@
 // The including shader defines, before this file:
 //   local_size_x    the workgroup size WG: a multiple of 32 that divides the 2048 digits
 //   SAMPLER_PARAMS  an expression for the row's SamplerParams (reference/decoding/sampler_common.h)
-// and binds logits, kept, token and cuts at bindings 0 to 3 (declared here). A method with a
+// and binds logits, kept, token and cuts at bindings 0 to 3 (declared here). Its atomics and
+// barriers name workgroup scope (the atomics relaxed: barriers order them): GLSL's default device
+// scope is invalid where the memory model lacks device scope (lavapipe). A method with a
 // processor of its own calls the pieces one by one (sampler_thresholds and sampler_finish are the
 // standard chain).
 #ifndef ATTNBENCH_SAMPLER_STAGE_GLSL
@@ -126,9 +128,9 @@ void sampler_clear_bins() {
 }
 
 void sampler_bin_mass(uint b, uvec2 fx) {
-  const uint old = atomicAdd(sampler_mass_lo[b], fx.x);
+  const uint old = atomicAdd(sampler_mass_lo[b], fx.x, gl_ScopeWorkgroup, 0, 0);
   const uint hi = fx.y + (old + fx.x < old ? 1u : 0u);  // the carry out of the low word
-  if (hi != 0u) atomicAdd(sampler_mass_hi[b], hi);
+  if (hi != 0u) atomicAdd(sampler_mass_hi[b], hi, gl_ScopeWorkgroup, 0, 0);
 }
 
 // Digit `level` of a key (11, 11, 10 bits from the top) and whether the key's higher digits are
@@ -225,7 +227,7 @@ void sampler_top_k(inout SamplerRow r) {
       const float l = logits[r.offset + x];
       if (!(l > ACC_NEG_INF)) continue;
       const uint k = sampler_key(l);
-      if (sampler_in_prefix(k, level, prefix)) atomicAdd(sampler_count[sampler_digit(k, level)], 1u);
+      if (sampler_in_prefix(k, level, prefix)) atomicAdd(sampler_count[sampler_digit(k, level)], 1u, gl_ScopeWorkgroup, 0, 0);
     }
     barrier();
     sampler_find_digit(false, uvec2(need, 0u), 0u);
@@ -265,7 +267,7 @@ void sampler_top_p(inout SamplerRow r) {
       const uint k = sampler_key(l);
       if (k < floor_key || !sampler_in_prefix(k, level, prefix)) continue;
       const uint b = sampler_digit(k, level);
-      atomicAdd(sampler_count[b], 1u);
+      atomicAdd(sampler_count[b], 1u, gl_ScopeWorkgroup, 0, 0);
       sampler_bin_mass(b, sampler_fixed(sampler_e(r, l)));
     }
     barrier();
@@ -339,13 +341,14 @@ void sampler_select(uint row, SamplerRow r) {
     if (keep && min_p > 0.0) keep = sampler_e(r, l) >= min_p;
     if (lane < gl_WorkGroupSize.x / 32u) sampler_word[lane] = 0u;
     barrier();
-    if (keep) atomicOr(sampler_word[lane / 32u], 1u << (lane % 32u));
+    if (keep) atomicOr(sampler_word[lane / 32u], 1u << (lane % 32u), gl_ScopeWorkgroup, 0, 0);
     barrier();
     const uint w = base / 32u + lane;
     if (lane < gl_WorkGroupSize.x / 32u && w < words) kept[row * words + w] = sampler_word[lane];
   }
-  memoryBarrierBuffer();
-  barrier();
+  // The race reads the mask words other lanes wrote: a workgroup-scope barrier on buffer memory.
+  controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared,
+                 gl_SemanticsAcquireRelease);
 }
 
 // The race over the kept tokens (log-weight (l − lmax)/T), skipping Philox blocks with none.
