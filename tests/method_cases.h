@@ -33,7 +33,8 @@ inline const std::vector<std::string> kSpeculativeSamplingCases = {
 };
 
 // sampling: each processor alone (where it binds: distinct values at its threshold) and all four
-// together, a Llama-3 vocabulary, an odd vocabulary and
+// together (top-k of 1 under top-p: the top-p search's one-token bin is cut at top-k's floor), a
+// Llama-3 vocabulary, an odd vocabulary and
 // one of a single token, a row of −inf logits but one, top_p 1 (keeps all), top_k 1 (the maximum and its ties), exact ties at the
 // top-k and top-p thresholds, greedy (T = 0) and a temperature near 0, min-p on a flat row, and
 // distribution mode (STAT) on the combinations and on a kept set of 3 in 1024 (the race token by
@@ -57,6 +58,33 @@ inline const std::vector<std::string> kSamplingCases = {
     "sampling/batch=1,vocab=1024,top_k=3,draws=4000/f32/s18",
     "sampling/batch=1,vocab=64,temperature=0.8,top_p=0.9,draws=4000/f32/s12",
     "sampling/batch=1,vocab=200,top_k=20,min_p=0.02,dist=ties,draws=4000/f32/s13",
+    "sampling/batch=4,vocab=1000,top_k=1,top_p=0.5,dist=flat/f32/s19",
+};
+
+// epsilon: the paper's ε on a Zipf row, after the whole chain at a Llama-3 vocabulary, ε above every
+// p (the top token alone), exact ties on both sides of ε, after min-p at a low temperature, a row
+// of −inf logits but one, and distribution mode (STAT) after top-k.
+inline const std::vector<std::string> kEpsilonCases = {
+    "epsilon/batch=8,vocab=32000,epsilon=0.0009/f32/s1",
+    "epsilon/batch=4,vocab=128256,temperature=0.8,top_k=50,top_p=0.95,epsilon=0.003/f32/s2",
+    "epsilon/batch=4,vocab=5000,epsilon=0.5,dist=flat/f32/s3",
+    "epsilon/batch=4,vocab=1000,epsilon=0.001,dist=ties/f32/s4",
+    "epsilon/batch=3,vocab=777,temperature=0.5,min_p=0.05,epsilon=0.01,dist=bimodal/f32/s5",
+    "epsilon/batch=2,vocab=4099,epsilon=0.2,dist=onehot/f32/s6",
+    "epsilon/batch=1,vocab=64,top_k=20,epsilon=0.02,draws=4000/f32/s7",
+};
+
+// eta: the paper's ε on a Zipf row, after top-p at a Llama-3 vocabulary, a flat row (the entropy
+// term binds far below ε), exact ties on both sides of the entropy term after top-k, a temperature near 0, a row of −inf logits but
+// one, and distribution mode (STAT) where the entropy term binds.
+inline const std::vector<std::string> kEtaCases = {
+    "eta/batch=8,vocab=32000,epsilon=0.002/f32/s1",
+    "eta/batch=4,vocab=128256,temperature=0.8,top_p=0.95,epsilon=0.0009/f32/s2",
+    "eta/batch=4,vocab=50257,epsilon=0.0004,dist=flat/f32/s3",
+    "eta/batch=4,vocab=1000,top_k=400,epsilon=0.8,dist=ties/f32/s4",
+    "eta/batch=3,vocab=777,temperature=0.01,epsilon=0.004,dist=peaked/f32/s5",
+    "eta/batch=2,vocab=4099,epsilon=0.002,dist=onehot/f32/s6",
+    "eta/batch=1,vocab=64,temperature=1.2,epsilon=0.1,draws=4000/f32/s7",
 };
 
 // streaming_llm: the default sinks, more sinks than the default, sinks only (budget = n_sink), everything

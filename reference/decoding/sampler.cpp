@@ -49,6 +49,7 @@ SamplerParams sampler_params(const Case& c) {
   s.seed_lo = static_cast<uint32_t>(c.seed);
   s.seed_hi = static_cast<uint32_t>(c.seed >> 32);
   s.race_stream = PhiloxStream(c.seed, kSampleRaceSite, kDomainDraws).stream_id();
+  if (const auto* m = dynamic_cast<const Sampler*>(c.method)) m->stage_params(c, s);
   return s;
 }
 
@@ -63,6 +64,29 @@ std::vector<double> kept_probabilities(const ProcessedRow& row) {
     if (row.kept[x]) total += (p[x] = std::exp(row.z[x] - m));
   for (double& v : p) v /= total;
   return p;
+}
+
+double entropy(const std::vector<double>& p) {
+  double h = 0;
+  for (double v : p)
+    if (v > 0) h -= v * std::log(v);
+  return h;
+}
+
+double floor_band(double floor, double entropy) {
+  return kMinPUlps * kEpsF32 * (1 + 2 * entropy + std::abs(std::log(floor))) * floor;
+}
+
+void remove_below_floor(ProcessedRow& row, const std::vector<double>& p, double floor) {
+  double zmax = -INFINITY;
+  for (size_t x = 0; x < p.size(); ++x)
+    if (row.kept[x]) zmax = std::max(zmax, row.z[x]);
+  const double band = floor_band(floor, entropy(p));
+  for (size_t x = 0; x < p.size(); ++x) {
+    if (!row.kept[x] || row.z[x] == zmax) continue;
+    if (std::abs(p[x] - floor) <= band) row.boundary[x] = 1;
+    if (p[x] < floor) row.kept[x] = 0, row.z[x] = -INFINITY;
+  }
 }
 
 ProcessedRow standard_chain(const ProcessorChain& ch, const double* logits, int64_t V) {

@@ -12,7 +12,8 @@
 //                top_p        p = softmax of the kept z; in order of z descending (smaller index
 //                             first on ties) keep a token while the mass before it is < top_p
 //                min_p        p as above; keep p ≥ min_p·max p
-//                the method's own processor (process())
+//                the method's own processor (process()), which a backend's sampler stage runs
+//                from the fields the method sets in SamplerParams (stage_params())
 //   sample     the exponential race (race.h) over the kept tokens with log-weights z, uniform
 //              U("sample.race", row·vocab + x)
 //   outputs    kept [rows, ceil(vocab/32)] i32, bit x%32 of word x/32 set for a kept token, the
@@ -54,6 +55,18 @@ struct ProcessorChain {
 ProcessedRow standard_chain(const ProcessorChain& chain, const double* logits, int64_t vocab);
 // softmax of z over the kept tokens (0 elsewhere).
 std::vector<double> kept_probabilities(const ProcessedRow& row);
+// −Σ p log p in nats.
+double entropy(const std::vector<double>& p);
+
+// A probability floor (epsilon and eta sampling; the stages' `cutoff`): the kept tokens with
+// p < floor are removed, p = kept_probabilities(row), except those at the kept maximum of z (HF's
+// min_tokens_to_keep = 1 keeps the top token and its ties). A token is a boundary one when p is
+// within floor_band of the floor.
+void remove_below_floor(ProcessedRow& row, const std::vector<double>& p, double floor);
+// How far an fp32 stage's floor may be from the fp64 one: the stage compares e = exp(d) with
+// floor·Z, Z = Σ e over the kept set, and (eta) takes H from the same sums, each e with an error
+// of a few ulp times |d|; at the floor |d| ≤ |log floor| and the kept set's mean |d| ≤ H.
+double floor_band(double floor, double entropy);
 
 class Sampler : public Method {
  public:
@@ -67,6 +80,8 @@ class Sampler : public Method {
   Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const final;
 
   ProcessorChain chain(const Case& c) const;
+  // The fields of a backend's sampler stage that run the method's own processor (none by default).
+  virtual void stage_params(const Case& /*c*/, SamplerParams& /*s*/) const {}
   // Row `row` of the case through the chain and the method's own processor.
   ProcessedRow process_row(const Case& c, const TensorMap& in, int64_t row) const;
 

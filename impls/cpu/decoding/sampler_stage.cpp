@@ -66,6 +66,32 @@ void SamplerStage::run() {
   });
 }
 
+// The probability floor (epsilon, eta): e = exp(z − m) as the passes compute it, Z = Σ e and
+// S = Σ e·(m − z) over the kept set in fp64 (index order), H = ln Z + S/Z; a kept token stays when
+// e ≥ floor·Z or its logit is the row's max (the top token and its ties).
+void SamplerStage::apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w) const {
+  const int64_t words = p_.mask_words;
+  double Z = 0, S = 0;
+  for (int64_t w = 0; w < words; ++w)
+    for (uint32_t bits = mask[w]; bits != 0; bits &= bits - 1) {
+      const int64_t x = w * 32 + __builtin_ctz(bits);
+      const float d = log_w[x] - m, e = std::exp(d);
+      Z += e;
+      if (e > 0) S -= static_cast<double>(e) * d;  // e = 0 at d = −inf (T near 0): no NaN
+    }
+  double floor = p_.cutoff;
+  if (p_.cutoff_entropy) floor = std::min(floor, std::sqrt(floor) * std::exp(-(std::log(Z) + S / Z)));
+  const double floor_e = floor * Z;
+  for (int64_t w = 0; w < words; ++w)
+    for (uint32_t bits = mask[w]; bits != 0; bits &= bits - 1) {
+      const int b = __builtin_ctz(bits);
+      const int64_t x = w * 32 + b;
+      if (l[x] == lmax || std::exp(log_w[x] - m) >= floor_e) continue;
+      mask[w] &= ~(1u << b);
+      log_w[x] = -INFINITY;
+    }
+}
+
 void SamplerStage::run_row(int64_t r, Scratch& s) const {
   using sampler::kBuckets;
   const int64_t V = p_.vocab, words = p_.mask_words;
@@ -143,6 +169,8 @@ void SamplerStage::run_row(int64_t r, Scratch& s) const {
       before += t.e;
     }
   }
+
+  if (p_.cutoff > 0) apply_floor(l, m, lmax, mask, s.log_w);
 
   // The race over the kept tokens: a few (a nucleus) one by one, each with its own Philox word;
   // many through the vectorised kernel, which draws every token's uniform.

@@ -12,7 +12,8 @@
 //   3. every token kept outright (above both buckets, e ≥ min_p) gets its mask bit and its z as
 //      the race's log-weight; the tokens of top-p's bucket are gathered, ordered (z descending, the
 //      smaller index first) and kept while the mass before them is below top_p times the total.
-// The race then runs over the kept log-weights: a nucleus token by token, each with its own
+// A method's probability floor (epsilon, eta: SamplerParams::cutoff) then walks the kept tokens
+// once more (apply_floor). The race then runs over the kept log-weights: a nucleus token by token, each with its own
 // Philox word; a large kept set through the race stage (race_kernel.h), which draws every token's
 // uniform eight or sixteen at a time. Greedy rows (T = 0) take the first maximum in one pass.
 // Bytes: the logits read three times (the count pass only with top-k), the log-weights written and
@@ -42,6 +43,7 @@ class SamplerStage {
  private:
   struct Scratch;
   void run_row(int64_t r, Scratch& s) const;
+  void apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w) const;
 
   ThreadPool* pool_ = nullptr;
   const sampler::Kernels* kernels_ = nullptr;
@@ -53,6 +55,21 @@ class SamplerStage {
   uint32_t* kept_ = nullptr;
   int32_t* token_ = nullptr;
   std::vector<BufferPtr> scratch_;
+};
+
+// A sampling method's CPU impl: the stage, registered under the method's name (its processor
+// comes from the case through SamplerParams), rows in parallel on the backend's pool.
+class SamplerImpl final : public Impl {
+ public:
+  Support supports(const Case& c, const DeviceLimits&) const override {
+    if (c.i64("vocab") >= (int64_t{1} << 24)) return Support::no("race indices are tracked in fp32 lanes: vocab < 2^24");
+    return Support::yes();
+  }
+  void prepare(const Case& c, Backend& backend, const IoBuffers& io) override { stage_.prepare(c, backend, io); }
+  void run() override { stage_.run(); }
+
+ private:
+  SamplerStage stage_;
 };
 
 }  // namespace attnbench::cpu

@@ -12,6 +12,8 @@
 //                    64-bit atomics: integer sums, so the result does not depend on the order
 //                    threads add in), stopping when the crossing bin holds one token; then the
 //                    ties at t*: n = min(ties, ⌈(target − above)/fx*⌉)
+//   probability_floor  a method's probability floor (epsilon, eta): the kept set's Z = Σ e and
+//                    S = Σ e·(−d) in the same fixed point, then floor·Z on e
 //   select_and_race  the last pass: kept bits to the mask (a warp's ballot is one mask word), ties
 //                    at t* ranked by index (a block scan per tile) only when 0 < n < ties, min-p as
 //                    e ≥ min_p, and the exponential race (race.cuh) over the kept tokens, Philox
@@ -38,12 +40,13 @@
 #include "../runtime/philox.cuh"
 #include "race.cuh"
 #include "reference/decoding/sampler_common.h"
+#include "sampling_launch.h"
 
 namespace attnbench::cuda::sampler {
 
 using u64 = unsigned long long;  // the type of CUDA's 64-bit shared atomicAdd
 
-inline constexpr int kThreads = 256;
+inline constexpr int kThreads = sampling::kThreads;
 inline constexpr int kWarps = kThreads / 32;
 inline constexpr int kDigits = ATTNBENCH_SAMPLER_DIGITS;
 inline constexpr int kNoDigit = kDigits;  // a token outside the level's prefix
@@ -79,11 +82,13 @@ __device__ __forceinline__ float key_value(uint32_t key) {
 __device__ __forceinline__ float log_weight(float l, float lmax, float inv_t) {
   return l == lmax ? 0.0f : (l - lmax) * inv_t;
 }
-// fx = ⌊e·2^40⌋, e = exp(d) ≤ 1: e·2^40 is exact in fp32, so the truncating conversion is the floor.
-__device__ __forceinline__ u64 fixed_mass(float l, float lmax, float inv_t) {
-  const float e = expf(log_weight(l, lmax, inv_t));
-  return static_cast<u64>(e * 1099511627776.0f);  // 2^ATTNBENCH_SAMPLER_MASS_FRAC_BITS
+// ⌊v·2^40⌋ for v in [0, 1]: v·2^40 is exact in fp32, so the truncating conversion is the floor.
+__device__ __forceinline__ u64 to_fixed(float v) {
+  return static_cast<u64>(v * 1099511627776.0f);  // 2^ATTNBENCH_SAMPLER_MASS_FRAC_BITS
 }
+__device__ __forceinline__ float from_fixed(u64 fx) { return static_cast<float>(fx) * (1.0f / 1099511627776.0f); }
+// fx = ⌊e·2^40⌋, e = exp(d) ≤ 1.
+__device__ __forceinline__ u64 fixed_mass(float l, float lmax, float inv_t) { return to_fixed(expf(log_weight(l, lmax, inv_t))); }
 // ⌊total·fx_p / 2^32⌋ for total < 2^60, exactly: total = a·2^32 + b.
 __device__ __forceinline__ u64 mass_target(u64 total, uint32_t top_p_fx) {
   const u64 a = total >> 32, b = total & 0xffffffffull;
@@ -262,13 +267,57 @@ __device__ __forceinline__ Cut top_p_cut(const float* l, int V, uint32_t floor_k
     ties = static_cast<u64>(sh.counts[d]);
     prefix |= static_cast<uint32_t>(d) << level_shift(level);
     __syncthreads();
-    if (ties == 1) return {prefix, false, 1};  // the bin's one token is the crossing one
+    // The bin's one token is the crossing one; the bin may hold tokens below top-k's floor.
+    if (ties == 1) return {max(prefix, floor_key), false, 1};
   }
   // t* = prefix, `above` the mass of the keys above it; its ties have the same fx.
   const u64 fx = fixed_mass(key_value(prefix), lmax, inv_t);
   u64 n = ties;
   if (fx != 0) n = min(ties, (target - above + fx - 1) / fx);
   return {prefix, n > 0 && n < ties, static_cast<int>(n)};
+}
+
+// The probability floor (s.cutoff > 0: epsilon, eta) over the kept set (the cut, then min-p), as a
+// floor on e = p / max p: Z = Σ e and S = Σ e·(−d) in 64-bit fixed point (per-thread sums, then
+// shared atomics: integer sums, order-free), the ranked ties' share added once (they have one e),
+// then floor = cutoff, or min(cutoff, √cutoff·exp(−H)) with H = ln Z + S/Z, and floor·Z.
+__device__ __forceinline__ float probability_floor(const decoding::SamplerParams& s, const float* l, const Cut& cut, float lmax,
+                                         Shared& sh) {
+  const int tid = static_cast<int>(threadIdx.x);
+  if (tid < 2) sh.mass[tid] = 0;
+  __syncthreads();
+  u64 z = 0, sd = 0;
+  for (int x = tid; x < s.vocab; x += kThreads) {
+    const float v = l[x];
+    if (!(v > neg_inf())) continue;
+    const uint32_t key = order_key(v);
+    if (key < cut.key || (cut.rank_ties && key == cut.key)) continue;
+    const float d = log_weight(v, lmax, s.inv_temperature), e = expf(d);
+    if (e < s.min_p) continue;
+    z += to_fixed(e);
+    sd += to_fixed(e > 0.0f ? e * -d : 0.0f);  // e = 0 at d = −inf: no NaN
+  }
+  if (z != 0) atomicAdd(&sh.mass[0], z);
+  if (sd != 0) atomicAdd(&sh.mass[1], sd);
+  __syncthreads();
+  if (tid == 0) {
+    u64 zt = sh.mass[0], st = sh.mass[1];
+    if (cut.rank_ties) {
+      const float d = log_weight(key_value(cut.key), lmax, s.inv_temperature), e = expf(d);
+      if (e >= s.min_p) {
+        zt += to_fixed(e) * static_cast<u64>(cut.n);
+        st += to_fixed(e > 0.0f ? e * -d : 0.0f) * static_cast<u64>(cut.n);
+      }
+    }
+    const float Z = from_fixed(zt), S = from_fixed(st);
+    float floor_p = s.cutoff;
+    if (s.cutoff_entropy != 0) floor_p = fminf(floor_p, sqrtf(floor_p) * expf(-(logf(Z) + S / Z)));
+    sh.warp_f[0] = floor_p * Z;
+  }
+  __syncthreads();
+  const float f = sh.warp_f[0];
+  __syncthreads();  // warp_f and mass are free again
+  return f;
 }
 
 // The number of threads below this one whose flag is set, and the block's count in *total.
@@ -289,13 +338,14 @@ __device__ __forceinline__ int block_rank(bool flag, Shared& sh, int* total) {
 }
 
 // The last pass: the kept mask of the row and the race over the kept tokens, token[0] the winner.
-// Kept: finite, key ≥ cut.key (the first cut.n ties by index when cut.rank_ties), e ≥ min_p.
+// Kept: finite, key ≥ cut.key (the first cut.n ties by index when cut.rank_ties), e ≥ min_p, and
+// e ≥ floor_e (0: off) unless the logit is lmax.
 // Warp w takes the 32-token tiles w, w + 8, ...: its ballot is the tile's mask word, and its
 // lanes take the ≤ 9 Philox blocks the tile's elements row·V + x fall in (a block straddling two
 // tiles is drawn by each that keeps a token of it), so each lane's tokens grow as race.cuh's
 // consider() needs.
-__device__ __forceinline__ void select_and_race(const float* l, int V, int64_t row, const Cut& cut, float min_p, float lmax,
-                                                float inv_t, const DevicePhilox& site, uint32_t* mask, int32_t* token,
+__device__ __forceinline__ void select_and_race(const float* l, int V, int64_t row, const Cut& cut, float min_p, float floor_e,
+                                                float lmax, float inv_t, const DevicePhilox& site, uint32_t* mask, int32_t* token,
                                                 Shared& sh) {
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const uint64_t n0 = static_cast<uint64_t>(row) * static_cast<uint64_t>(V);
@@ -316,6 +366,7 @@ __device__ __forceinline__ void select_and_race(const float* l, int V, int64_t r
       taken += ties_here;
     }
     if (keep && min_p > 0.0f) keep = expf(d) >= min_p;  // p / max p = e
+    if (keep && floor_e > 0.0f && v != lmax) keep = expf(d) >= floor_e;
     const unsigned word = __ballot_sync(0xffffffffu, keep);
     if (base >= V) continue;
     if (lane == 0) mask[base >> 5] = word;  // bits past V are 0: keep is false there
@@ -358,18 +409,21 @@ struct RowPlan {
   int greedy_token;
   float lmax;
   Cut cut;
+  float floor_e;  // the probability floor on e (0: off)
 };
 
-// A row's passes up to the last one (the max, top-k, top-p). Every thread of the CTA calls it.
+// A row's passes up to the last one (the max, top-k, top-p, the floor's sums). Every thread of
+// the CTA calls it.
 __device__ __forceinline__ RowPlan plan_row(const decoding::SamplerParams& s, const float* l, Shared& sh) {
   const int V = s.vocab;
   const RowStats st = row_stats(l, V, sh);
-  if (s.temperature == 0.0f || st.finite == 0) return {true, st.finite > 0 ? st.first_max : 0, st.lmax, {0u, false, 0}};
+  if (s.temperature == 0.0f || st.finite == 0) return {true, st.finite > 0 ? st.first_max : 0, st.lmax, {0u, false, 0}, 0.0f};
   uint32_t floor_key = 0;  // below every finite key
   if (s.top_k > 0 && s.top_k < st.finite) floor_key = top_k_key(l, V, s.top_k, sh);
   Cut cut{floor_key, false, 0};
   if (s.top_p < 1.0f) cut = top_p_cut(l, V, floor_key, st.lmax, s.inv_temperature, s.top_p_fx, sh);
-  return {false, 0, st.lmax, cut};
+  const float floor_e = s.cutoff > 0.0f ? probability_floor(s, l, cut, st.lmax, sh) : 0.0f;
+  return {false, 0, st.lmax, cut, floor_e};
 }
 
 // The last pass of a planned row: its kept mask [s.mask_words] and its token.
@@ -384,10 +438,11 @@ __device__ __forceinline__ void finish_row(const decoding::SamplerParams& s, con
     if (threadIdx.x == 0) *token = g;
     return;
   }
-  select_and_race(l, s.vocab, row, plan.cut, s.min_p, plan.lmax, s.inv_temperature, site, mask, token, sh);
+  select_and_race(l, s.vocab, row, plan.cut, s.min_p, plan.floor_e, plan.lmax, s.inv_temperature, site, mask, token, sh);
 }
 
-// One row through the standard chain (temperature, top-k, top-p, min-p) and the race.
+// One row through the standard chain (temperature, top-k, top-p, min-p), the probability floor
+// when the method has one, and the race.
 __device__ __forceinline__ void sample_row(const decoding::SamplerParams& s, const float* l, int64_t row,
                                            const DevicePhilox& site, uint32_t* mask, int32_t* token, Shared& sh) {
   finish_row(s, l, row, plan_row(s, l, sh), site, mask, token, sh);

@@ -10,6 +10,9 @@
 
 namespace attnbench::cuda::sampling {
 
+inline constexpr int kThreads = 256;       // a CTA per row (sampler_stage.cuh's sampler::kThreads)
+inline constexpr int64_t kWaves = 4;       // of resident CTAs at most, in a grid
+
 struct Params {
   decoding::SamplerParams s;
   const float* logits;  // [prob_rows, V]

@@ -41,4 +41,17 @@ class SamplerStage {
   std::unique_ptr<BoundPipeline> thresholds_, finish_;
 };
 
+// A sampling method's Vulkan impl: the stage with the family's shader (sampling.comp), registered
+// under the method's name; a processor of the stage's own (the probability floor of epsilon and
+// eta) comes from the case through SamplerParams.
+class SamplerImpl final : public Impl {
+ public:
+  Support supports(const Case& c, const DeviceLimits& limits) const override { return stage_.supports(c, limits); }
+  void prepare(const Case& c, Backend& backend, const IoBuffers& io) override { stage_.prepare(c, backend, io); }
+  void run() override { stage_.run(); }
+
+ private:
+  SamplerStage stage_{"sampling"};
+};
+
 }  // namespace attnbench::vulkan

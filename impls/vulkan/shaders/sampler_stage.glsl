@@ -5,8 +5,10 @@
 //               radix selection on the logits' order keys in digits of 11, 11 and 10 bits, masses
 //               as 64-bit fixed point (uvec2: low, high word) summed by integer atomics, so every
 //               result is independent of the order lanes combine in;
-//   finish      per sampled row: the kept mask (the cut, then min-p) and the race over the kept
-//               tokens.
+//               A method's probability floor (epsilon, eta) is one more sweep: the kept set's
+//               Z = Σ e and S = Σ e·(−d), the same fixed point, give the floor on e;
+//   finish      per sampled row: the kept mask (the cut, then min-p and the floor) and the race
+//               over the kept tokens.
 // In distribution mode every draw samples the one row of logits, so its thresholds are found once.
 //
 // The including shader defines, before this file:
@@ -41,7 +43,7 @@ struct SamplerCut {
   uint tie_keep;
   uint tie_ranked;  // 1: top-p keeps only part of the ties at its threshold
   uint greedy;      // NO_TOKEN, or the greedy row's token (T = 0 or nothing finite)
-  uint pad;
+  float floor_e;    // the probability floor as e = p / max p: keep e ≥ it or l = lmax (0: off)
 };
 layout(binding = 3) coherent buffer SamplerCuts { SamplerCut cuts[]; };  // [prob_rows]
 
@@ -202,7 +204,7 @@ SamplerRow sampler_scan_row(uint prow) {
       finite += 1u;
     }
   }
-  r.cut = SamplerCut(sampler_key_value(team_max(best)), team_add(finite), 0u, 0u, 0u, 0u, NO_TOKEN, 0u);
+  r.cut = SamplerCut(sampler_key_value(team_max(best)), team_add(finite), 0u, 0u, 0u, 0u, NO_TOKEN, 0.0);
   return r;
 }
 
@@ -299,6 +301,47 @@ void sampler_top_p(inout SamplerRow r) {
   }
 }
 
+// Whether a finite logit's key passes the cut before min-p (the ranked ties counted apart).
+bool sampler_above_cut(SamplerRow r, uint k) {
+  return k >= r.cut.keep_from && !(r.cut.tie_ranked != 0u && k == r.cut.tie_key);
+}
+
+// The probability floor (SamplerParams.cutoff > 0: epsilon, eta) over the kept set (the cut, then
+// min-p): Z = Σ e and S = Σ e·(−d) as fixed point (bins 0 and 1), the ranked ties' share added once
+// (they have one e), then H = ln Z + S/Z and floor_e = floor·Z with floor = cutoff, or
+// min(cutoff, √cutoff·exp(−H)) with cutoff_entropy.
+void sampler_floor(inout SamplerRow r) {
+  const uint V = uint(SAMPLER_PARAMS.vocab);
+  const float min_p = SAMPLER_PARAMS.min_p;
+  sampler_clear_bins();
+  for (uint x = gl_LocalInvocationID.x; x < V; x += gl_WorkGroupSize.x) {
+    const float l = logits[r.offset + x];
+    if (!(l > ACC_NEG_INF) || !sampler_above_cut(r, sampler_key(l))) continue;
+    const float d = sampler_log_weight(r, l), e = accurate_exp(d);
+    if (e < min_p) continue;
+    sampler_bin_mass(0u, sampler_fixed(e));
+    sampler_bin_mass(1u, sampler_fixed(e > 0.0 ? e * -d : 0.0));  // e = 0 at d = −inf: no NaN
+  }
+  barrier();
+  if (gl_LocalInvocationID.x == 0u) {
+    uvec2 z = uvec2(sampler_mass_lo[0], sampler_mass_hi[0]), s = uvec2(sampler_mass_lo[1], sampler_mass_hi[1]);
+    if (r.cut.tie_ranked != 0u) {
+      const float d = sampler_log_weight(r, sampler_key_value(r.cut.tie_key)), e = accurate_exp(d);
+      if (e >= min_p) {
+        z = u64_add(z, u64_mul32(sampler_fixed(e), r.cut.tie_keep));
+        s = u64_add(s, u64_mul32(sampler_fixed(e > 0.0 ? e * -d : 0.0), r.cut.tie_keep));
+      }
+    }
+    const float Z = u64_to_float(z) / 1099511627776.0, S = u64_to_float(s) / 1099511627776.0;  // 2^40
+    float floor_p = SAMPLER_PARAMS.cutoff;
+    if (SAMPLER_PARAMS.cutoff_entropy != 0) floor_p = min(floor_p, sqrt(floor_p) * accurate_exp(-(accurate_log(Z) + S / Z)));
+    sampler_found[0] = floatBitsToUint(floor_p * Z);
+  }
+  barrier();
+  r.cut.floor_e = uintBitsToFloat(sampler_found[0]);
+  barrier();  // sampler_found is free again
+}
+
 // The rank, by index, of this lane's token among the workgroup's flagged tokens, and their total.
 uint sampler_exclusive_rank(bool flag, out uint total) {
   const uint v = flag ? 1u : 0u;
@@ -339,6 +382,7 @@ void sampler_select(uint row, SamplerRow r) {
       ties_before += total;
     }
     if (keep && min_p > 0.0) keep = sampler_e(r, l) >= min_p;
+    if (keep && r.cut.floor_e > 0.0 && l != r.cut.lmax) keep = sampler_e(r, l) >= r.cut.floor_e;
     if (lane < gl_WorkGroupSize.x / 32u) sampler_word[lane] = 0u;
     barrier();
     if (keep) atomicOr(sampler_word[lane / 32u], 1u << (lane % 32u), gl_ScopeWorkgroup, 0, 0);
@@ -389,6 +433,7 @@ void sampler_thresholds(uint prow) {
   } else {
     if (SAMPLER_PARAMS.top_k > 0 && uint(SAMPLER_PARAMS.top_k) < r.cut.finite) sampler_top_k(r);
     if (SAMPLER_PARAMS.top_p < 1.0) sampler_top_p(r);
+    if (SAMPLER_PARAMS.cutoff > 0.0) sampler_floor(r);
   }
   if (gl_LocalInvocationID.x == 0u) cuts[prow] = r.cut;
 }

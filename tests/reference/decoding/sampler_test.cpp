@@ -13,6 +13,7 @@
 #include "attnbench/rng.h"
 #include "reference/decoding/race.h"
 #include "reference/decoding/sampler.h"
+#include "sampler_tests.h"
 
 using namespace attnbench;
 using namespace attnbench::decoding;
@@ -230,8 +231,8 @@ ProcessedRow twin_row(Twin t, const ProcessorChain& ch, const std::vector<double
 }  // namespace
 
 TEST_CASE("sampler STAT: the right sampler passes, power twins are rejected at the case's n and alpha", "[unit]") {
-  const double n = 4000;  // the suites' STAT rows: each twin reaches power 0.99 by n = 1100
-  // Each twin on a case where its step decides the kept set (V = 24, G-DIST zipf).
+  // Each twin on a case where its step decides the kept set (V = 24, G-DIST zipf), at the suites'
+  // n of 4000 draws (each twin reaches power 0.99 by n = 1100).
   const std::vector<std::pair<Twin, std::map<std::string, Value>>> twins = {
       {Twin::topp_drops_crossing, {{"top_p", Value(0.8)}}},
       {Twin::topk_off_by_one, {{"top_k", Value(int64_t{5})}}},
@@ -239,42 +240,10 @@ TEST_CASE("sampler STAT: the right sampler passes, power twins are rejected at t
       {Twin::minp_before_temperature, {{"temperature", Value(2.0)}, {"min_p", Value(0.2)}}},
   };
   for (const auto& [twin, chain_params] : twins) {
-    INFO(name_of(twin));
     std::map<std::string, Value> params = chain_params;
     params["vocab"] = Value(int64_t{24});
-    params["draws"] = Value(static_cast<int64_t>(n));
+    params["draws"] = Value(int64_t{4000});
     const Case c = make(params);
-    const TensorMap in = c.method->inputs(c);
-    const Reference ref = c.method->reference(c, in);
-    TensorMap right;
-    right.emplace("kept", ref.tensors.at("kept").clone());
-    right.emplace("token", ref.tensors.at("token").clone());
-    const CheckReport ok = c.method->check(c, in, ref, right);
-    CHECK(ok.pass());
-    CHECK(ok.outputs[1].cls == CheckClass::STAT);
-    std::vector<double> l(24);
-    in.at("logits").get_row(0, 24, l.data());
-    const std::vector<double> correct = kept_probabilities(sampler().process_row(c, in, 0));
-    const ProcessedRow tr = twin_row(twin, sampler().chain(c), l);
-    const std::vector<double> alt = kept_probabilities(tr);
-    const double power = chi_square_power(correct, alt, n, kStatAlpha);
-    double lo = 1, hi = n;  // the smallest n with power 0.99, for the record
-    while (hi - lo > 1) {
-      const double mid = std::floor((lo + hi) / 2);
-      (chi_square_power(correct, alt, mid, kStatAlpha) >= 0.99 ? hi : lo) = mid;
-    }
-    std::printf("  sampler twin \"%s\": TV %.4f, power %.6f at n = %.0f (0.99 from n = %.0f)\n", name_of(twin),
-                total_variation(correct, alt), power, n, hi);
-    CHECK(power >= 0.99);
-    // Run it: the right kept mask, the twin's tokens (the same uniforms), and the check rejects.
-    TensorMap got;
-    got.emplace("kept", ref.tensors.at("kept").clone());
-    HostTensor tokens("token", DType::i32, {static_cast<int64_t>(n)});
-    const PhiloxStream draws(c.seed, kSampleRaceSite, kDomainDraws);
-    std::vector<uint32_t> words;
-    for (int64_t r = 0; r < static_cast<int64_t>(n); ++r)
-      tokens.set(r, static_cast<double>(race_log_weights(draws, static_cast<uint64_t>(r) * 24, tr.z, words).token));
-    got.emplace("token", std::move(tokens));
-    CHECK_FALSE(c.method->check(c, in, ref, got).pass());
+    test::check_power_twin(c, twin_row(twin, sampler().chain(c), test::logits_row0(c)), name_of(twin));
   }
 }

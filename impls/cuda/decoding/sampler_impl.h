@@ -1,0 +1,59 @@
+// A sampling method's CUDA impl (variant "radix_select"): the decoding family's sampler stage on
+// the device (sampler_stage.cuh: radix select of top-k's and top-p's thresholds on the logits'
+// order keys, masses in 64-bit fixed point, a method's probability floor, then the race over the
+// kept tokens) through the one sampling kernel (sampling_cuda.cu), registered under the method's
+// name; its processor comes from the case through SamplerParams.
+//
+// Nothing is allocated: the stage's working memory is the CTA's shared memory. The grid is at
+// most kWaves waves of resident CTAs; beyond that its CTAs take the rows in turn.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../runtime/cuda_backend.h"
+#include "../runtime/cuda_check.h"
+#include "attnbench/error.h"
+#include "attnbench/impl.h"
+#include "attnbench/rng.h"
+#include "reference/decoding/sampler_common.h"
+#include "sampling_launch.h"
+
+namespace attnbench::cuda {
+
+class SamplerImpl final : public Impl {
+ public:
+  Support supports(const Case& c, const DeviceLimits&) const override {
+    if (c.dtype != DType::f32) return Support::no(cat(dtype_name(c.dtype), ": the logits are read as f32"));
+    // As the CPU's: token indices stay exact in fp32 arithmetic elsewhere in the family.
+    if (c.i64("vocab") >= (int64_t{1} << 24)) return Support::no("vocab < 2^24");
+    return Support::yes();
+  }
+
+  void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
+    CudaBackend& be = as_cuda(backend);
+    stream_ = be.stream();
+    const cudaDeviceProp& props = be.props();
+    params_ = sampling::Params{};
+    params_.s = decoding::sampler_params(c);
+    params_.logits = io["logits"].ptr<float>();
+    params_.kept = io["kept"].ptr<uint32_t>();
+    params_.token = io["token"].ptr<int32_t>();
+    params_.domain = kDomainDraws;
+    const int64_t resident = static_cast<int64_t>(props.multiProcessorCount) * (props.maxThreadsPerMultiProcessor / sampling::kThreads);
+    ctas_ = std::clamp<int64_t>(params_.s.rows, 1, std::max<int64_t>(1, resident * sampling::kWaves));
+  }
+
+  void run() override {
+    check_not_lost();
+    ATTNBENCH_CUDA_CHECK(sampling::launch(params_, ctas_, stream_));
+  }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  sampling::Params params_{};
+  int64_t ctas_ = 1;
+};
+
+}  // namespace attnbench::cuda
+

@@ -1,0 +1,13 @@
+// eta on the CPU: the decoding family's sampler stage with its probability floor at min(epsilon,
+// sqrt(epsilon) exp(-H)); the shared cases (SET kept sets, SEMI tokens, STAT in distribution mode).
+#include <catch2/catch.hpp>
+
+#include "method_cases.h"
+#include "support.h"
+
+using namespace attnbench;
+
+TEST_CASE("eta cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
+  test::require_backend("cpu");
+  CHECK(test::cpu_rows_not_passing(test::kEtaCases) == std::vector<std::string>{});
+}
