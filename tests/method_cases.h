@@ -202,4 +202,20 @@ inline SelectStageCase select_stage_case() {
   return t;
 }
 
+// typical: HF's suggested mass on a Zipf row, the paper's 0.2 after the whole chain at a Llama-3
+// vocabulary, a flat row (every s near 0: the search goes deep), exact ties (three distinct s),
+// top-p's ranked ties inside the search, a temperature near 0, a row of −inf logits but one,
+// after min-p, and distribution mode (STAT).
+inline const std::vector<std::string> kTypicalCases = {
+    "typical/batch=8,vocab=32000,mass=0.9/f32/s1",
+    "typical/batch=4,vocab=128256,temperature=0.8,top_k=50,top_p=0.95,mass=0.2/f32/s2",
+    "typical/batch=4,vocab=5000,mass=0.5,dist=flat/f32/s3",
+    "typical/batch=4,vocab=1000,mass=0.5,dist=ties/f32/s4",
+    "typical/batch=4,vocab=3000,top_p=0.7,mass=0.6,dist=ties/f32/s5",
+    "typical/batch=3,vocab=777,temperature=0.01,mass=0.95,dist=peaked/f32/s6",
+    "typical/batch=2,vocab=4099,mass=0.9,dist=onehot/f32/s7",
+    "typical/batch=4,vocab=1000,min_p=0.05,mass=0.9,dist=bimodal/f32/s8",
+    "typical/batch=1,vocab=64,mass=0.5,draws=4000/f32/s9",
+};
+
 }  // namespace attnbench::test

@@ -73,6 +73,10 @@ double entropy(const std::vector<double>& p) {
   return h;
 }
 
+double mass_slack(int64_t n) { return (static_cast<double>(n) + kMassSlack) * kEpsF32; }
+
+double threshold_band(double v) { return kMinPUlps * kEpsF32 * v; }
+
 double floor_band(double floor, double entropy) {
   return kMinPUlps * kEpsF32 * (1 + 2 * entropy + std::abs(std::log(floor))) * floor;
 }
@@ -134,7 +138,7 @@ ProcessedRow standard_chain(const ProcessorChain& ch, const double* logits, int6
     const std::vector<double> p = kept_probabilities(r);
     const std::vector<int64_t> order = ranked();
     const std::vector<double> z = r.z;  // before this step removes any
-    const double slack = (static_cast<double>(order.size()) + kMassSlack) * kEpsF32;
+    const double slack = mass_slack(static_cast<int64_t>(order.size()));
     double before = 0;
     std::vector<double> decided_z;  // candidates decided within rounding: their equals may swap
     for (int64_t x : order) {

@@ -55,6 +55,11 @@ struct ProcessorChain {
 ProcessedRow standard_chain(const ProcessorChain& chain, const double* logits, int64_t vocab);
 // softmax of z over the kept tokens (0 elsewhere).
 std::vector<double> kept_probabilities(const ProcessedRow& row);
+// How far an fp32 stage's sum of n kept probabilities may be from the fp64 one (top-p, typical).
+double mass_slack(int64_t n);
+// How far an fp32 stage's value of v, computed from a few roundings of its inputs, may be from the
+// fp64 one, relative to v's scale (a threshold compared with it).
+double threshold_band(double v);
 // −Σ p log p in nats.
 double entropy(const std::vector<double>& p);
 

@@ -3,7 +3,8 @@
 // one field list for C++, CUDA and GLSL (C++ lives inside __cplusplus). The reference reads only
 // the shape fields (rows, prob_rows, vocab, mask_words) and takes the chain from the case in fp64.
 // Past the standard chain the stages run the processors a method turns on here (its
-// Sampler::stage_params): the probability floor of epsilon and eta sampling.
+// Sampler::stage_params): the probability floor of epsilon and eta sampling, and typical sampling's
+// search (a method turns on one of them).
 #ifndef ATTNBENCH_SAMPLER_COMMON_H
 #define ATTNBENCH_SAMPLER_COMMON_H
 
@@ -20,6 +21,7 @@
   X(f32, min_p)       /* 0: off */                                                       \
   X(f32, cutoff)      /* a method's probability floor: keep p ≥ it, the max kept (0: off) */ \
   X(i32, cutoff_entropy) /* 1: the floor is min(cutoff, √cutoff·exp(−H)), H the entropy */    \
+  X(u32, typical_fx)  /* typical's mass as floor(mass·2^32) (0: off) */                     \
   X(u32, seed_lo)     /* the case seed: the Philox key */                                \
   X(u32, seed_hi)                                                                        \
   X(u32, race_stream) /* FNV-1a of the race's draw site */

@@ -66,30 +66,81 @@ void SamplerStage::run() {
   });
 }
 
-// The probability floor (epsilon, eta): e = exp(z − m) as the passes compute it, Z = Σ e and
-// S = Σ e·(m − z) over the kept set in fp64 (index order), H = ln Z + S/Z; a kept token stays when
-// e ≥ floor·Z or its logit is the row's max (the top token and its ties).
-void SamplerStage::apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w) const {
-  const int64_t words = p_.mask_words;
+namespace {
+
+// f(x) for each kept token, in index order.
+template <typename F>
+void for_each_kept(const uint32_t* mask, int64_t words, F&& f) {
+  for (int64_t w = 0; w < words; ++w)
+    for (uint32_t bits = mask[w]; bits != 0; bits &= bits - 1) f(w * 32 + __builtin_ctz(bits));
+}
+
+void drop(uint32_t* mask, float* log_w, int64_t x) {
+  mask[x / 32] &= ~(1u << (x % 32));
+  log_w[x] = -INFINITY;
+}
+
+// Z = Σ e and S = Σ e·(−d) over the kept tokens, d = z − m and e = exp d as the passes compute
+// them, in fp64 and index order: H = ln Z + S/Z, and the mean of d under p is −S/Z.
+struct Moments {
   double Z = 0, S = 0;
-  for (int64_t w = 0; w < words; ++w)
-    for (uint32_t bits = mask[w]; bits != 0; bits &= bits - 1) {
-      const int64_t x = w * 32 + __builtin_ctz(bits);
-      const float d = log_w[x] - m, e = std::exp(d);
-      Z += e;
-      if (e > 0) S -= static_cast<double>(e) * d;  // e = 0 at d = −inf (T near 0): no NaN
-    }
+};
+Moments kept_moments(const uint32_t* mask, int64_t words, const float* log_w, float m) {
+  Moments mo;
+  for_each_kept(mask, words, [&](int64_t x) {
+    const float d = log_w[x] - m, e = std::exp(d);
+    mo.Z += e;
+    if (e > 0) mo.S -= static_cast<double>(e) * d;  // e = 0 at d = −inf (T near 0): no NaN
+  });
+  return mo;
+}
+
+}  // namespace
+
+// The probability floor (epsilon, eta): a kept token stays when e ≥ floor·Z or its logit is the
+// row's max (the top token and its ties).
+void SamplerStage::apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w) const {
+  const Moments mo = kept_moments(mask, p_.mask_words, log_w, m);
   double floor = p_.cutoff;
-  if (p_.cutoff_entropy) floor = std::min(floor, std::sqrt(floor) * std::exp(-(std::log(Z) + S / Z)));
-  const double floor_e = floor * Z;
-  for (int64_t w = 0; w < words; ++w)
-    for (uint32_t bits = mask[w]; bits != 0; bits &= bits - 1) {
-      const int b = __builtin_ctz(bits);
-      const int64_t x = w * 32 + b;
-      if (l[x] == lmax || std::exp(log_w[x] - m) >= floor_e) continue;
-      mask[w] &= ~(1u << b);
-      log_w[x] = -INFINITY;
+  if (p_.cutoff_entropy) floor = std::min(floor, std::sqrt(floor) * std::exp(-(std::log(mo.Z) + mo.S / mo.Z)));
+  const double floor_e = floor * mo.Z;
+  for_each_kept(mask, p_.mask_words, [&](int64_t x) {
+    if (l[x] != lmax && std::exp(log_w[x] - m) < floor_e) drop(mask, log_w, x);
+  });
+}
+
+// Typical: s = |d − c| with c = −S/Z, the mean of d under p (so s = |−ln p − H|). By key of −s (a
+// larger key, a smaller s) the kept tokens' masses go to buckets; the bucket where the mass from
+// the top reaches typical_fx / 2^32 of Z holds the threshold, and its tokens, ordered, give the key
+// where it is reached: every kept token with a key at or above it stays (ties included).
+void SamplerStage::apply_typical(float m, uint32_t* mask, float* log_w, Scratch& s) const {
+  using sampler::kBuckets;
+  const int64_t words = p_.mask_words;
+  const Moments mo = kept_moments(mask, words, log_w, m);
+  const auto c = static_cast<float>(-mo.S / mo.Z);
+  const auto key_of = [&](int64_t x) { return sampler::order_key(-std::abs((log_w[x] - m) - c)); };
+  std::fill(s.mass, s.mass + kBuckets, 0.0);
+  for_each_kept(mask, words, [&](int64_t x) { s.mass[sampler::bucket_of(key_of(x))] += std::exp(log_w[x] - m); });
+  const double target = std::ldexp(static_cast<double>(p_.typical_fx), -32) * mo.Z;
+  double before = 0;
+  int32_t b = kBuckets - 1;
+  while (b > 0 && before + s.mass[b] < target) before += s.mass[b--];
+  int64_t n = 0;
+  for_each_kept(mask, words, [&](int64_t x) {
+    const uint32_t key = key_of(x);
+    if (sampler::bucket_of(key) == b) s.top[n++] = {static_cast<int32_t>(x), key, 0.0f, std::exp(log_w[x] - m)};
+  });
+  std::sort(s.top, s.top + n, [](const sampler::Token& a, const sampler::Token& t) { return a.key > t.key; });
+  // Where the mass is reached; the bucket's last key when rounding leaves it just short.
+  uint32_t cut = n > 0 ? s.top[n - 1].key : 0;
+  for (int64_t i = 0; i < n; ++i)
+    if ((before += s.top[i].e) >= target) {
+      cut = s.top[i].key;
+      break;
     }
+  for_each_kept(mask, words, [&](int64_t x) {
+    if (key_of(x) < cut) drop(mask, log_w, x);
+  });
 }
 
 void SamplerStage::run_row(int64_t r, Scratch& s) const {
@@ -171,6 +222,7 @@ void SamplerStage::run_row(int64_t r, Scratch& s) const {
   }
 
   if (p_.cutoff > 0) apply_floor(l, m, lmax, mask, s.log_w);
+  if (p_.typical_fx > 0) apply_typical(m, mask, s.log_w, s);
 
   // The race over the kept tokens: a few (a nucleus) one by one, each with its own Philox word;
   // many through the vectorised kernel, which draws every token's uniform.

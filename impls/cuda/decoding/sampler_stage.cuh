@@ -13,7 +13,9 @@
 //                    threads add in), stopping when the crossing bin holds one token; then the
 //                    ties at t*: n = min(ties, ⌈(target − above)/fx*⌉)
 //   probability_floor  a method's probability floor (epsilon, eta): the kept set's Z = Σ e and
-//                    S = Σ e·(−d) in the same fixed point, then floor·Z on e
+//                    S = Σ e·(−d) in the same fixed point (kept_moments), then floor·Z on e
+//   typical_cut      typical's search: the moments, then top-p's mass search (mass_search) over
+//                    keys of −|d − c|, c = −S/Z the mean of d, every tie at the result kept
 //   select_and_race  the last pass: kept bits to the mask (a warp's ballot is one mask word), ties
 //                    at t* ranked by index (a block scan per tile) only when 0 < n < ties, min-p as
 //                    e ≥ min_p, and the exponential race (race.cuh) over the kept tokens, Philox
@@ -172,11 +174,20 @@ __device__ __forceinline__ void crossing_digit(Bin bin, u64 need, u64 suffix, u6
   }
 }
 
-// One level's histogram over the finite tokens with key ≥ floor_key whose bits above `shift` are
-// `prefix`: counts, and with kMass their masses. Starts and ends with a barrier.
-template <bool kMass>
-__device__ __forceinline__ void histogram(const float* l, int V, int level, uint32_t prefix, uint32_t floor_key, float lmax,
-                                          float inv_t, Shared& sh) {
+// Tokens a search counts (or weighs) a key of, and tokens it adds by hand: `count` tokens of key
+// `key` and total mass `fx` (top-p's ranked ties inside typical's search; count 0: none).
+struct Extra {
+  uint32_t key = 0;
+  int count = 0;
+  u64 fx = 0;
+};
+
+// One level's histogram over the tokens x with key_of(x, &key) whose bits above `shift` are
+// `prefix`: counts, and with kMass their masses mass_of(x); then `extra`. Starts and ends with a
+// barrier.
+template <bool kMass, typename KeyOf, typename MassOf>
+__device__ __forceinline__ void histogram(int V, int level, uint32_t prefix, KeyOf key_of, MassOf mass_of, const Extra& extra,
+                                          Shared& sh) {
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31;
   for (int i = tid; i < kDigits; i += kThreads) {
     sh.counts[i] = 0;
@@ -188,20 +199,14 @@ __device__ __forceinline__ void histogram(const float* l, int V, int level, uint
   for (int base = 0; base < V; base += kThreads) {  // whole warps: the collectives below
     const int x = base + tid;
     int digit = kNoDigit;
-    float v = 0.0f;
-    if (x < V) {
-      v = l[x];
-      if (v > neg_inf()) {
-        const uint32_t key = order_key(v);
-        if (key >= floor_key && (key & high) == prefix) digit = static_cast<int>((key >> shift) & level_mask(level));
-      }
-    }
+    uint32_t key = 0;
+    if (x < V && key_of(x, &key) && (key & high) == prefix) digit = static_cast<int>((key >> shift) & level_mask(level));
     // Many tokens share a digit at the high levels: one atomic per digit and warp.
     const unsigned same = __match_any_sync(0xffffffffu, digit);
     const bool leader = lane == __ffs(static_cast<int>(same)) - 1;
     if (digit != kNoDigit && leader) atomicAdd(&sh.counts[digit], __popc(same));
     if (kMass) {
-      u64 fx = digit != kNoDigit ? fixed_mass(v, lmax, inv_t) : 0ull;
+      u64 fx = digit != kNoDigit ? mass_of(x) : 0ull;
       const unsigned valid = __ballot_sync(0xffffffffu, digit != kNoDigit);
       if (valid == 0) continue;
       const unsigned mixed = __ballot_sync(0xffffffffu, digit != kNoDigit && same != valid);
@@ -214,8 +219,25 @@ __device__ __forceinline__ void histogram(const float* l, int V, int level, uint
       }
     }
   }
+  if (tid == 0 && extra.count > 0 && (extra.key & high) == prefix) {
+    const int digit = static_cast<int>((extra.key >> shift) & level_mask(level));
+    atomicAdd(&sh.counts[digit], extra.count);
+    if (kMass) atomicAdd(&sh.mass[digit], extra.fx);
+  }
   __syncthreads();
 }
+
+// A finite logit's key at or above floor_key (top-k's and top-p's tokens).
+struct LogitKey {
+  const float* l;
+  uint32_t floor_key;
+  __device__ __forceinline__ bool operator()(int x, uint32_t* key) const {
+    const float v = l[x];
+    if (!(v > neg_inf())) return false;
+    *key = order_key(v);
+    return *key >= floor_key;
+  }
+};
 
 // Top-k (0 < k < finite): the k-th largest key of the row, or the lowest key of the bin where the
 // search stopped (that bin holding exactly the rank needed). Kept: key ≥ it.
@@ -224,7 +246,7 @@ __device__ __forceinline__ uint32_t top_k_key(const float* l, int V, int k, Shar
   uint32_t prefix = 0;
   u64 need = static_cast<u64>(k);
   for (int level = 0; level < 3; ++level) {
-    histogram<false>(l, V, level, prefix, 0u, 0.0f, 0.0f, sh);
+    histogram<false>(V, level, prefix, LogitKey{l, 0u}, [](int) { return 0ull; }, Extra{}, sh);
     u64 mine = 0, total = 0;
     for (int e = 0; e < 8; ++e) mine += static_cast<u64>(sh.counts[8 * t + e]);
     const u64 suffix = block_suffix_sum(mine, sh, &total);
@@ -248,50 +270,76 @@ struct Cut {
   int n;
 };
 
-// Top-p (top_p_fx > 0) over the tokens with key ≥ floor_key (top-k's kept set; 0: every finite).
-__device__ __forceinline__ Cut top_p_cut(const float* l, int V, uint32_t floor_key, float lmax, float inv_t,
-                                         uint32_t top_p_fx, Shared& sh) {
+// The mass search of top-p and typical: over the tokens key_of counts (masses mass_of, and
+// `extra`), with target = ⌊total·p_fx / 2^32⌋ from the level-0 total, the largest key t with
+// mass(key ≥ t) ≥ target. `prefix` is t, or the lowest key of a bin holding one token (one_token:
+// that token is the crossing one); `above` the mass of the keys above the prefix; `ties` the
+// tokens in its bin.
+struct MassSearch {
+  uint32_t prefix;
+  u64 target, above, ties;
+  bool one_token;
+};
+template <typename KeyOf, typename MassOf>
+__device__ __forceinline__ MassSearch mass_search(int V, uint32_t p_fx, KeyOf key_of, MassOf mass_of, const Extra& extra,
+                                                  Shared& sh) {
   const int t = static_cast<int>(threadIdx.x);
-  uint32_t prefix = 0;
-  u64 target = 0, above = 0, ties = 0;
+  MassSearch r{0u, 0, 0, 0, false};
   for (int level = 0; level < 3; ++level) {
-    histogram<true>(l, V, level, prefix, floor_key, lmax, inv_t, sh);
+    histogram<true>(V, level, r.prefix, key_of, mass_of, extra, sh);
     u64 mine = 0, total = 0;
     for (int e = 0; e < 8; ++e) mine += sh.mass[8 * t + e];
     const u64 suffix = block_suffix_sum(mine, sh, &total);
-    if (level == 0) target = mass_target(total, top_p_fx);  // < total; ≥ 1 since the max's fx is 2^40
-    crossing_digit([&](int i) { return sh.mass[i]; }, target - above, suffix, mine, sh);
+    if (level == 0) r.target = mass_target(total, p_fx);  // < total; ≥ 1 since the max's fx is 2^40
+    crossing_digit([&](int i) { return sh.mass[i]; }, r.target - r.above, suffix, mine, sh);
     __syncthreads();
     const int d = sh.digit;
-    above += sh.above;
-    ties = static_cast<u64>(sh.counts[d]);
-    prefix |= static_cast<uint32_t>(d) << level_shift(level);
+    r.above += sh.above;
+    r.ties = static_cast<u64>(sh.counts[d]);
+    r.prefix |= static_cast<uint32_t>(d) << level_shift(level);
     __syncthreads();
-    // The bin's one token is the crossing one; the bin may hold tokens below top-k's floor.
-    if (ties == 1) return {max(prefix, floor_key), false, 1};
+    if (r.ties == 1) {
+      r.one_token = true;
+      return r;
+    }
   }
-  // t* = prefix, `above` the mass of the keys above it; its ties have the same fx.
-  const u64 fx = fixed_mass(key_value(prefix), lmax, inv_t);
-  u64 n = ties;
-  if (fx != 0) n = min(ties, (target - above + fx - 1) / fx);
-  return {prefix, n > 0 && n < ties, static_cast<int>(n)};
+  return r;
 }
 
-// The probability floor (s.cutoff > 0: epsilon, eta) over the kept set (the cut, then min-p), as a
-// floor on e = p / max p: Z = Σ e and S = Σ e·(−d) in 64-bit fixed point (per-thread sums, then
-// shared atomics: integer sums, order-free), the ranked ties' share added once (they have one e),
-// then floor = cutoff, or min(cutoff, √cutoff·exp(−H)) with H = ln Z + S/Z, and floor·Z.
-__device__ __forceinline__ float probability_floor(const decoding::SamplerParams& s, const float* l, const Cut& cut, float lmax,
-                                         Shared& sh) {
+// Top-p (top_p_fx > 0) over the tokens with key ≥ floor_key (top-k's kept set; 0: every finite).
+__device__ __forceinline__ Cut top_p_cut(const float* l, int V, uint32_t floor_key, float lmax, float inv_t,
+                                         uint32_t top_p_fx, Shared& sh) {
+  const MassSearch m = mass_search(
+      V, top_p_fx, LogitKey{l, floor_key}, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, Extra{}, sh);
+  // The bin's one token is the crossing one; the bin may hold tokens below top-k's floor.
+  if (m.one_token) return {max(m.prefix, floor_key), false, 1};
+  // t* = prefix, `above` the mass of the keys above it; its ties have the same fx.
+  const u64 fx = fixed_mass(key_value(m.prefix), lmax, inv_t);
+  u64 n = m.ties;
+  if (fx != 0) n = min(m.ties, (m.target - m.above + fx - 1) / fx);
+  return {m.prefix, n > 0 && n < m.ties, static_cast<int>(n)};
+}
+
+// Whether a token of the chain's cut is kept by it outright (the ranked ties are counted apart).
+__device__ __forceinline__ bool above_cut(const Cut& cut, uint32_t key) {
+  return key >= cut.key && !(cut.rank_ties && key == cut.key);
+}
+
+// Z = Σ e and S = Σ e·(−d) over the kept set so far (the cut, then min-p) in 64-bit fixed point
+// (per-thread sums, then shared atomics: integer sums, order-free), the ranked ties' share added
+// once (they have one e). Every thread gets both.
+struct Moments {
+  u64 z, s;
+};
+__device__ __forceinline__ Moments kept_moments(const decoding::SamplerParams& s, const float* l, const Cut& cut, float lmax,
+                                                Shared& sh) {
   const int tid = static_cast<int>(threadIdx.x);
   if (tid < 2) sh.mass[tid] = 0;
   __syncthreads();
   u64 z = 0, sd = 0;
   for (int x = tid; x < s.vocab; x += kThreads) {
     const float v = l[x];
-    if (!(v > neg_inf())) continue;
-    const uint32_t key = order_key(v);
-    if (key < cut.key || (cut.rank_ties && key == cut.key)) continue;
+    if (!(v > neg_inf()) || !above_cut(cut, order_key(v))) continue;
     const float d = log_weight(v, lmax, s.inv_temperature), e = expf(d);
     if (e < s.min_p) continue;
     z += to_fixed(e);
@@ -300,24 +348,61 @@ __device__ __forceinline__ float probability_floor(const decoding::SamplerParams
   if (z != 0) atomicAdd(&sh.mass[0], z);
   if (sd != 0) atomicAdd(&sh.mass[1], sd);
   __syncthreads();
-  if (tid == 0) {
-    u64 zt = sh.mass[0], st = sh.mass[1];
-    if (cut.rank_ties) {
-      const float d = log_weight(key_value(cut.key), lmax, s.inv_temperature), e = expf(d);
-      if (e >= s.min_p) {
-        zt += to_fixed(e) * static_cast<u64>(cut.n);
-        st += to_fixed(e > 0.0f ? e * -d : 0.0f) * static_cast<u64>(cut.n);
-      }
+  Moments m{sh.mass[0], sh.mass[1]};
+  __syncthreads();  // mass is free again
+  if (cut.rank_ties) {
+    const float d = log_weight(key_value(cut.key), lmax, s.inv_temperature), e = expf(d);
+    if (e >= s.min_p) {
+      m.z += to_fixed(e) * static_cast<u64>(cut.n);
+      m.s += to_fixed(e > 0.0f ? e * -d : 0.0f) * static_cast<u64>(cut.n);
     }
-    const float Z = from_fixed(zt), S = from_fixed(st);
-    float floor_p = s.cutoff;
-    if (s.cutoff_entropy != 0) floor_p = fminf(floor_p, sqrtf(floor_p) * expf(-(logf(Z) + S / Z)));
-    sh.warp_f[0] = floor_p * Z;
   }
-  __syncthreads();
-  const float f = sh.warp_f[0];
-  __syncthreads();  // warp_f and mass are free again
-  return f;
+  return m;
+}
+
+// The probability floor (s.cutoff > 0: epsilon, eta) as a floor on e = p / max p: floor = cutoff,
+// or min(cutoff, √cutoff·exp(−H)) with H = ln Z + S/Z, times Z. Every thread computes it from the
+// same integers.
+__device__ __forceinline__ float probability_floor(const decoding::SamplerParams& s, const float* l, const Cut& cut, float lmax,
+                                                   Shared& sh) {
+  const Moments m = kept_moments(s, l, cut, lmax, sh);
+  const float Z = from_fixed(m.z), S = from_fixed(m.s);
+  float floor_p = s.cutoff;
+  if (s.cutoff_entropy != 0) floor_p = fminf(floor_p, sqrtf(floor_p) * expf(-(logf(Z) + S / Z)));
+  return floor_p * Z;
+}
+
+// Typical's key of a logit: larger for a smaller distance s = |d − c| from c, the mean of d under
+// p (so s = |−ln p − H|): s ascending is key descending.
+__device__ __forceinline__ uint32_t typical_key(float v, float lmax, float inv_t, float c) {
+  return order_key(-fabsf(log_weight(v, lmax, inv_t) - c));
+}
+
+// Typical (s.typical_fx > 0) over the kept set so far: c = −S/Z, then the mass search over
+// typical keys with target ⌊Z·typical_fx / 2^32⌋ (the level-0 total is Z), every tie kept. The
+// ranked ties (one logit: one key, one e) go in as `extra`. Kept: typical key ≥ the result.
+struct TypicalCut {
+  uint32_t from;
+  float c;
+};
+__device__ __forceinline__ TypicalCut typical_cut(const decoding::SamplerParams& s, const float* l, const Cut& cut, float lmax,
+                                                  Shared& sh) {
+  const float inv_t = s.inv_temperature;
+  const Moments m = kept_moments(s, l, cut, lmax, sh);
+  const float c = -(static_cast<float>(m.s) / static_cast<float>(m.z));
+  Extra ties;
+  if (cut.rank_ties) {
+    const float v = key_value(cut.key), e = expf(log_weight(v, lmax, inv_t));
+    if (e >= s.min_p) ties = {typical_key(v, lmax, inv_t, c), cut.n, to_fixed(e) * static_cast<u64>(cut.n)};
+  }
+  const auto key_of = [&](int x, uint32_t* key) {
+    const float v = l[x];
+    if (!(v > neg_inf()) || !above_cut(cut, order_key(v)) || expf(log_weight(v, lmax, inv_t)) < s.min_p) return false;
+    *key = typical_key(v, lmax, inv_t, c);
+    return true;
+  };
+  const MassSearch ms = mass_search(s.vocab, s.typical_fx, key_of, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, ties, sh);
+  return {ms.prefix, c};
 }
 
 // The number of threads below this one whose flag is set, and the block's count in *total.
@@ -339,13 +424,13 @@ __device__ __forceinline__ int block_rank(bool flag, Shared& sh, int* total) {
 
 // The last pass: the kept mask of the row and the race over the kept tokens, token[0] the winner.
 // Kept: finite, key ≥ cut.key (the first cut.n ties by index when cut.rank_ties), e ≥ min_p, and
-// e ≥ floor_e (0: off) unless the logit is lmax.
+// e ≥ floor_e (0: off) unless the logit is lmax, and a typical key ≥ typical->from (null: off).
 // Warp w takes the 32-token tiles w, w + 8, ...: its ballot is the tile's mask word, and its
 // lanes take the ≤ 9 Philox blocks the tile's elements row·V + x fall in (a block straddling two
 // tiles is drawn by each that keeps a token of it), so each lane's tokens grow as race.cuh's
 // consider() needs.
 __device__ __forceinline__ void select_and_race(const float* l, int V, int64_t row, const Cut& cut, float min_p, float floor_e,
-                                                float lmax, float inv_t, const DevicePhilox& site, uint32_t* mask, int32_t* token,
+                                                const TypicalCut* typical, float lmax, float inv_t, const DevicePhilox& site, uint32_t* mask, int32_t* token,
                                                 Shared& sh) {
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const uint64_t n0 = static_cast<uint64_t>(row) * static_cast<uint64_t>(V);
@@ -367,6 +452,7 @@ __device__ __forceinline__ void select_and_race(const float* l, int V, int64_t r
     }
     if (keep && min_p > 0.0f) keep = expf(d) >= min_p;  // p / max p = e
     if (keep && floor_e > 0.0f && v != lmax) keep = expf(d) >= floor_e;
+    if (keep && typical) keep = typical_key(v, lmax, inv_t, typical->c) >= typical->from;
     const unsigned word = __ballot_sync(0xffffffffu, keep);
     if (base >= V) continue;
     if (lane == 0) mask[base >> 5] = word;  // bits past V are 0: keep is false there
@@ -410,6 +496,7 @@ struct RowPlan {
   float lmax;
   Cut cut;
   float floor_e;  // the probability floor on e (0: off)
+  TypicalCut typical;  // when s.typical_fx > 0
 };
 
 // A row's passes up to the last one (the max, top-k, top-p, the floor's sums). Every thread of
@@ -417,13 +504,14 @@ struct RowPlan {
 __device__ __forceinline__ RowPlan plan_row(const decoding::SamplerParams& s, const float* l, Shared& sh) {
   const int V = s.vocab;
   const RowStats st = row_stats(l, V, sh);
-  if (s.temperature == 0.0f || st.finite == 0) return {true, st.finite > 0 ? st.first_max : 0, st.lmax, {0u, false, 0}, 0.0f};
+  if (s.temperature == 0.0f || st.finite == 0) return {true, st.finite > 0 ? st.first_max : 0, st.lmax, {0u, false, 0}, 0.0f, {0u, 0.0f}};
   uint32_t floor_key = 0;  // below every finite key
   if (s.top_k > 0 && s.top_k < st.finite) floor_key = top_k_key(l, V, s.top_k, sh);
   Cut cut{floor_key, false, 0};
   if (s.top_p < 1.0f) cut = top_p_cut(l, V, floor_key, st.lmax, s.inv_temperature, s.top_p_fx, sh);
   const float floor_e = s.cutoff > 0.0f ? probability_floor(s, l, cut, st.lmax, sh) : 0.0f;
-  return {false, 0, st.lmax, cut, floor_e};
+  const TypicalCut typical = s.typical_fx > 0 ? typical_cut(s, l, cut, st.lmax, sh) : TypicalCut{0u, 0.0f};
+  return {false, 0, st.lmax, cut, floor_e, typical};
 }
 
 // The last pass of a planned row: its kept mask [s.mask_words] and its token.
@@ -438,7 +526,7 @@ __device__ __forceinline__ void finish_row(const decoding::SamplerParams& s, con
     if (threadIdx.x == 0) *token = g;
     return;
   }
-  select_and_race(l, s.vocab, row, plan.cut, s.min_p, plan.floor_e, plan.lmax, s.inv_temperature, site, mask, token, sh);
+  select_and_race(l, s.vocab, row, plan.cut, s.min_p, plan.floor_e, s.typical_fx > 0 ? &plan.typical : nullptr, plan.lmax, s.inv_temperature, site, mask, token, sh);
 }
 
 // One row through the standard chain (temperature, top-k, top-p, min-p), the probability floor

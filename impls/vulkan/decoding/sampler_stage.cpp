@@ -7,7 +7,7 @@
 namespace attnbench::vulkan {
 
 namespace {
-constexpr size_t kCutBytes = 32;  // sampler_stage.glsl's SamplerCut
+constexpr size_t kCutBytes = 40;  // sampler_stage.glsl's SamplerCut
 }  // namespace
 
 SamplerPlan plan_sampler(const decoding::SamplerParams& s, const DeviceLimits& limits) {

@@ -6,7 +6,9 @@
 //               as 64-bit fixed point (uvec2: low, high word) summed by integer atomics, so every
 //               result is independent of the order lanes combine in;
 //               A method's probability floor (epsilon, eta) is one more sweep: the kept set's
-//               Z = Σ e and S = Σ e·(−d), the same fixed point, give the floor on e;
+//               Z = Σ e and S = Σ e·(−d), the same fixed point, give the floor on e; typical's
+//               search is that sweep, then top-p's search over keys of the distance from the
+//               entropy;
 //   finish      per sampled row: the kept mask (the cut, then min-p and the floor) and the race
 //               over the kept tokens.
 // In distribution mode every draw samples the one row of logits, so its thresholds are found once.
@@ -44,6 +46,8 @@ struct SamplerCut {
   uint tie_ranked;  // 1: top-p keeps only part of the ties at its threshold
   uint greedy;      // NO_TOKEN, or the greedy row's token (T = 0 or nothing finite)
   float floor_e;    // the probability floor as e = p / max p: keep e ≥ it or l = lmax (0: off)
+  uint typical_from;  // typical: keep a typical key ≥ it (sampler_typical_key)
+  float typical_c;    // typical: the mean of d under p
 };
 layout(binding = 3) coherent buffer SamplerCuts { SamplerCut cuts[]; };  // [prob_rows]
 
@@ -204,7 +208,7 @@ SamplerRow sampler_scan_row(uint prow) {
       finite += 1u;
     }
   }
-  r.cut = SamplerCut(sampler_key_value(team_max(best)), team_add(finite), 0u, 0u, 0u, 0u, NO_TOKEN, 0.0);
+  r.cut = SamplerCut(sampler_key_value(team_max(best)), team_add(finite), 0u, 0u, 0u, 0u, NO_TOKEN, 0.0, 0u, 0.0);
   return r;
 }
 
@@ -306,11 +310,9 @@ bool sampler_above_cut(SamplerRow r, uint k) {
   return k >= r.cut.keep_from && !(r.cut.tie_ranked != 0u && k == r.cut.tie_key);
 }
 
-// The probability floor (SamplerParams.cutoff > 0: epsilon, eta) over the kept set (the cut, then
-// min-p): Z = Σ e and S = Σ e·(−d) as fixed point (bins 0 and 1), the ranked ties' share added once
-// (they have one e), then H = ln Z + S/Z and floor_e = floor·Z with floor = cutoff, or
-// min(cutoff, √cutoff·exp(−H)) with cutoff_entropy.
-void sampler_floor(inout SamplerRow r) {
+// Z = Σ e and S = Σ e·(−d) over the kept set so far (the cut, then min-p) as fixed point (bins 0
+// and 1), the ranked ties' share added once (they have one e); every lane gets both.
+void sampler_moments(SamplerRow r, out uvec2 z, out uvec2 s) {
   const uint V = uint(SAMPLER_PARAMS.vocab);
   const float min_p = SAMPLER_PARAMS.min_p;
   sampler_clear_bins();
@@ -323,23 +325,82 @@ void sampler_floor(inout SamplerRow r) {
     sampler_bin_mass(1u, sampler_fixed(e > 0.0 ? e * -d : 0.0));  // e = 0 at d = −inf: no NaN
   }
   barrier();
-  if (gl_LocalInvocationID.x == 0u) {
-    uvec2 z = uvec2(sampler_mass_lo[0], sampler_mass_hi[0]), s = uvec2(sampler_mass_lo[1], sampler_mass_hi[1]);
-    if (r.cut.tie_ranked != 0u) {
-      const float d = sampler_log_weight(r, sampler_key_value(r.cut.tie_key)), e = accurate_exp(d);
-      if (e >= min_p) {
-        z = u64_add(z, u64_mul32(sampler_fixed(e), r.cut.tie_keep));
-        s = u64_add(s, u64_mul32(sampler_fixed(e > 0.0 ? e * -d : 0.0), r.cut.tie_keep));
-      }
+  z = uvec2(sampler_mass_lo[0], sampler_mass_hi[0]);
+  s = uvec2(sampler_mass_lo[1], sampler_mass_hi[1]);
+  if (r.cut.tie_ranked != 0u) {
+    const float d = sampler_log_weight(r, sampler_key_value(r.cut.tie_key)), e = accurate_exp(d);
+    if (e >= min_p) {
+      z = u64_add(z, u64_mul32(sampler_fixed(e), r.cut.tie_keep));
+      s = u64_add(s, u64_mul32(sampler_fixed(e > 0.0 ? e * -d : 0.0), r.cut.tie_keep));
     }
-    const float Z = u64_to_float(z) / 1099511627776.0, S = u64_to_float(s) / 1099511627776.0;  // 2^40
-    float floor_p = SAMPLER_PARAMS.cutoff;
-    if (SAMPLER_PARAMS.cutoff_entropy != 0) floor_p = min(floor_p, sqrt(floor_p) * accurate_exp(-(accurate_log(Z) + S / Z)));
-    sampler_found[0] = floatBitsToUint(floor_p * Z);
   }
-  barrier();
-  r.cut.floor_e = uintBitsToFloat(sampler_found[0]);
-  barrier();  // sampler_found is free again
+  barrier();  // every lane has read the bins
+}
+
+// The probability floor (SamplerParams.cutoff > 0: epsilon, eta) on e: H = ln Z + S/Z, floor =
+// cutoff, or min(cutoff, √cutoff·exp(−H)) with cutoff_entropy, and floor_e = floor·Z. Every lane
+// computes it from the same integers, so every lane has the same bits.
+void sampler_floor(inout SamplerRow r) {
+  uvec2 z, s;
+  sampler_moments(r, z, s);
+  const float Z = u64_to_float(z) / 1099511627776.0, S = u64_to_float(s) / 1099511627776.0;  // 2^40
+  float floor_p = SAMPLER_PARAMS.cutoff;
+  if (SAMPLER_PARAMS.cutoff_entropy != 0) floor_p = min(floor_p, sqrt(floor_p) * accurate_exp(-(accurate_log(Z) + S / Z)));
+  r.cut.floor_e = floor_p * Z;
+}
+
+// Typical's key of a logit: larger for a smaller distance s = |d − c| from the mean of d (c), so
+// that s ascending is key descending.
+uint sampler_typical_key(SamplerRow r, float l) { return sampler_key(-abs(sampler_log_weight(r, l) - r.cut.typical_c)); }
+
+// Typical (SamplerParams.typical_fx > 0) over the kept set so far: c = −S/Z (so s = |−ln p − H|),
+// then top-p's search over typical keys with target floor(Z·typical_fx / 2^32): the largest key t
+// with mass(key ≥ t) ≥ target, every tie kept. The ranked ties (one logit: one key, one e) are
+// binned by lane 0 as tie_keep tokens.
+void sampler_typical(inout SamplerRow r) {
+  const uint V = uint(SAMPLER_PARAMS.vocab), lane = gl_LocalInvocationID.x;
+  const float min_p = SAMPLER_PARAMS.min_p;
+  uvec2 z, s;
+  sampler_moments(r, z, s);
+  r.cut.typical_c = -(u64_to_float(s) / u64_to_float(z));
+  const uvec2 target = u64_mul32_shift32(z, SAMPLER_PARAMS.typical_fx);
+  uint tie_k = 0u;
+  uvec2 tie_fx = uvec2(0u);
+  if (r.cut.tie_ranked != 0u) {
+    const float l = sampler_key_value(r.cut.tie_key), e = sampler_e(r, l);
+    if (e >= min_p) tie_k = sampler_typical_key(r, l), tie_fx = u64_mul32(sampler_fixed(e), r.cut.tie_keep);
+  }
+  uint prefix = 0u;
+  uvec2 above = uvec2(0u);
+  for (uint level = 0u; level < 3u; ++level) {
+    sampler_clear_bins();
+    for (uint x = lane; x < V; x += gl_WorkGroupSize.x) {
+      const float l = logits[r.offset + x];
+      if (!(l > ACC_NEG_INF) || !sampler_above_cut(r, sampler_key(l))) continue;
+      const float e = sampler_e(r, l);
+      const uint k = sampler_typical_key(r, l);
+      if (e < min_p || !sampler_in_prefix(k, level, prefix)) continue;
+      const uint b = sampler_digit(k, level);
+      atomicAdd(sampler_count[b], 1u, gl_ScopeWorkgroup, 0, 0);
+      sampler_bin_mass(b, sampler_fixed(e));
+    }
+    if (lane == 0u && tie_fx != uvec2(0u) && sampler_in_prefix(tie_k, level, prefix)) {
+      atomicAdd(sampler_count[sampler_digit(tie_k, level)], r.cut.tie_keep, gl_ScopeWorkgroup, 0, 0);
+      sampler_bin_mass(sampler_digit(tie_k, level), tie_fx);
+    }
+    barrier();
+    sampler_find_digit(true, u64_sub(target, above), 0u);
+    const uint d = sampler_found[0];
+    above = u64_add(above, uvec2(sampler_found[1], sampler_found[2]));
+    prefix = (prefix << (level == 2u ? 10u : 11u)) | d;
+    const uint count = sampler_count[d];
+    barrier();
+    // One token in the bin, or the full key: every token from it up stays.
+    if (count == 1u || level == 2u) {
+      r.cut.typical_from = prefix << sampler_shift(level);
+      return;
+    }
+  }
 }
 
 // The rank, by index, of this lane's token among the workgroup's flagged tokens, and their total.
@@ -383,6 +444,7 @@ void sampler_select(uint row, SamplerRow r) {
     }
     if (keep && min_p > 0.0) keep = sampler_e(r, l) >= min_p;
     if (keep && r.cut.floor_e > 0.0 && l != r.cut.lmax) keep = sampler_e(r, l) >= r.cut.floor_e;
+    if (keep && SAMPLER_PARAMS.typical_fx != 0u) keep = sampler_typical_key(r, l) >= r.cut.typical_from;
     if (lane < gl_WorkGroupSize.x / 32u) sampler_word[lane] = 0u;
     barrier();
     if (keep) atomicOr(sampler_word[lane / 32u], 1u << (lane % 32u), gl_ScopeWorkgroup, 0, 0);
@@ -434,6 +496,7 @@ void sampler_thresholds(uint prow) {
     if (SAMPLER_PARAMS.top_k > 0 && uint(SAMPLER_PARAMS.top_k) < r.cut.finite) sampler_top_k(r);
     if (SAMPLER_PARAMS.top_p < 1.0) sampler_top_p(r);
     if (SAMPLER_PARAMS.cutoff > 0.0) sampler_floor(r);
+    if (SAMPLER_PARAMS.typical_fx != 0u) sampler_typical(r);
   }
   if (gl_LocalInvocationID.x == 0u) cuts[prow] = r.cut;
 }
