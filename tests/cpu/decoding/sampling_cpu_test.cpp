@@ -1,5 +1,6 @@
 // sampling on the CPU backend: the shared cases on both ISAs (SET kept sets, SEMI tokens, STAT in
-// distribution mode), and outputs independent of the thread count.
+// distribution mode), and outputs independent of the thread count; then the stage's processors:
+// epsilon, eta and typical on their shared cases.
 #include <catch2/catch.hpp>
 
 #include "method_cases.h"
@@ -20,4 +21,19 @@ TEST_CASE("sampling cpu: outputs do not depend on the thread count", "[cpu]") {
     const Case c = test::case_from_id(id);
     CHECK(test::output_hash(test::check_case(c, *one).at(0)) == test::output_hash(test::check_case(c, *three).at(0)));
   }
+}
+
+TEST_CASE("epsilon cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
+  test::require_backend("cpu");
+  CHECK(test::cpu_rows_not_passing(test::kEpsilonCases) == std::vector<std::string>{});
+}
+
+TEST_CASE("eta cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
+  test::require_backend("cpu");
+  CHECK(test::cpu_rows_not_passing(test::kEtaCases) == std::vector<std::string>{});
+}
+
+TEST_CASE("typical cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
+  test::require_backend("cpu");
+  CHECK(test::cpu_rows_not_passing(test::kTypicalCases) == std::vector<std::string>{});
 }

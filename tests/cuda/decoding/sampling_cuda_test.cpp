@@ -1,7 +1,8 @@
 // sampling on CUDA (variant radix_select, impls/cuda/decoding/sampler_stage.cuh): the shared cases
 // and the device's own edges pass SET, SEMI and STAT; outputs are the same run to run; ties at the
 // top-p crossing are kept by index, exactly; and where the reference marks no boundary token the
-// kept sets are the reference's bit for bit, and the CPU backend's where it is compiled in.
+// kept sets are the reference's bit for bit, and the CPU backend's where it is compiled in. Then
+// the stage's processors: epsilon, eta and typical on their shared cases.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -134,4 +135,19 @@ TEST_CASE("sampling cuda: kept sets are the reference's where no token is a boun
     }
     CHECK(clean_rows > 0);
   }
+}
+
+TEST_CASE("epsilon cuda: the shared cases pass", "[cuda]") {
+  auto& be = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kEpsilonCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("eta cuda: the shared cases pass", "[cuda]") {
+  auto& be = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kEtaCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("typical cuda: the shared cases pass", "[cuda]") {
+  auto& be = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kTypicalCases, be) == std::vector<std::string>{});
 }

@@ -1,6 +1,7 @@
 // sampling on Vulkan (lavapipe here): the shared cases (SET kept sets, SEMI tokens, STAT in
 // distribution mode) through the device sampler stage, top-p ending inside a run of ties; the same
 // bits on every run; the plan on an H200's limits and on a device with too little shared memory.
+// Then the stage's processors: epsilon, eta and typical on their shared cases.
 #include <catch2/catch.hpp>
 
 #include "support.h"
@@ -65,6 +66,21 @@ TEST_CASE("sampling vulkan: the plan on an H200 and on a device without room", "
   DeviceLimits small = test::h200_limits();
   small.shared_mem_bytes = 16384;  // Vulkan's guaranteed minimum
   CHECK_THAT(vulkan::plan_sampler(s, small).unsupported, Catch::Contains("shared memory"));
+}
+
+TEST_CASE("epsilon vulkan: the shared cases pass", "[vulkan]") {
+  auto& be = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kEpsilonCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("eta vulkan: the shared cases pass", "[vulkan]") {
+  auto& be = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kEtaCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("typical vulkan: the shared cases pass", "[vulkan]") {
+  auto& be = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kTypicalCases, be) == std::vector<std::string>{});
 }
 
 #endif
