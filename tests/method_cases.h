@@ -218,4 +218,16 @@ inline const std::vector<std::string> kTypicalCases = {
     "typical/batch=1,vocab=64,mass=0.5,draws=4000/f32/s9",
 };
 
+// penalties: θ alone on a Llama-2 vocabulary, all three on a Llama-3 vocabulary with a long
+// history, an empty history, one token (every id the same), θ < 1 and negative α (rewards), θ off
+// with an odd batch, and a history far longer than the vocabulary's recurring ids.
+inline const std::vector<std::string> kPenaltiesCases = {
+    "penalties/batch=4,vocab=32000,history=256,repetition=1.2/f32/s1",
+    "penalties/batch=4,vocab=128256,history=2048,repetition=1.1,frequency=0.5,presence=0.5/f32/s2",
+    "penalties/batch=3,vocab=777,history=0,repetition=1.3,frequency=1/f32/s3",
+    "penalties/batch=2,vocab=1,history=100,repetition=0.8,frequency=-0.5,presence=-1/f32/s4",
+    "penalties/batch=5,vocab=50257,history=4096,repetition=1,frequency=0.2,presence=0.3/f32/s5",
+    "penalties/batch=1,vocab=1000,history=32768,repetition=1.5,frequency=2/f32/s6",
+};
+
 }  // namespace attnbench::test
