@@ -70,6 +70,6 @@ struct ImplRegistrar {
 #define ATTNBENCH_IMPL_CONCAT_INNER(a, b) a##b
 #define ATTNBENCH_IMPL_CONCAT(a, b) ATTNBENCH_IMPL_CONCAT_INNER(a, b)
 #define ATTNBENCH_IMPL(Class, method, backend, variant)                                             \
-  static ::attnbench::detail::ImplRegistrar ATTNBENCH_IMPL_CONCAT(attnbench_impl_registrar_, __LINE__)( \
+  static ::attnbench::detail::ImplRegistrar ATTNBENCH_IMPL_CONCAT(attnbench_impl_registrar_, __COUNTER__)( \
       method, backend, variant, []() -> std::unique_ptr<::attnbench::Impl> { return std::make_unique<Class>(); }, \
       __FILE__)

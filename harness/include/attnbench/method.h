@@ -156,5 +156,5 @@ struct MethodRegistrar {
 #define ATTNBENCH_CONCAT_INNER(a, b) a##b
 #define ATTNBENCH_CONCAT(a, b) ATTNBENCH_CONCAT_INNER(a, b)
 #define ATTNBENCH_METHOD(Class)                                                            \
-  static ::attnbench::detail::MethodRegistrar ATTNBENCH_CONCAT(attnbench_method_, __LINE__)( \
+  static ::attnbench::detail::MethodRegistrar ATTNBENCH_CONCAT(attnbench_method_, __COUNTER__)( \
       std::make_unique<Class>(), __FILE__)

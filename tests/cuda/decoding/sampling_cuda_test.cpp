@@ -27,7 +27,7 @@ namespace {
 // all three digit levels, a flat Llama-3 row where top-p's crossing bin is deep, and min-p where it
 // binds inside a dense spread of probabilities (zipf: the shared cases' min-p rows keep nearly all
 // or split two clusters, so a threshold 5% off passed them).
-std::vector<std::string> cases() {
+std::vector<std::string> sampling_cases() {
   std::vector<std::string> v = test::kSamplingCases;
   v.insert(v.end(), {
       "sampling/batch=37,vocab=1021,top_k=700,top_p=0.97,dist=flat/f32/s20",
@@ -50,7 +50,7 @@ uint32_t word_at(const HostTensor& mask, int64_t i) { return static_cast<uint32_
 
 TEST_CASE("sampling cuda: passes SET, SEMI and STAT", "[cuda]") {
   Backend& be = test::require_backend("cuda");
-  CHECK(test::rows_not_passing(cases(), be) == std::vector<std::string>{});
+  CHECK(test::rows_not_passing(sampling_cases(), be) == std::vector<std::string>{});
 }
 
 TEST_CASE("sampling cuda: outputs are the same run to run", "[cuda]") {

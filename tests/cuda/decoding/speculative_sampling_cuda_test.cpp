@@ -27,7 +27,7 @@ namespace {
 // drafts over an odd vocabulary, distribution mode with V = 1021 (32-lane groups, no float4
 // path), many rows over a vocabulary just past 4096 (15 spans per row, span edges inside Philox
 // blocks).
-std::vector<std::string> cases() {
+std::vector<std::string> speculative_cases() {
   std::vector<std::string> v = test::kSpeculativeSamplingCases;
   v.insert(v.end(), {
       "speculative_sampling/batch=4,draft_len=4,vocab=152064/f32/s7",
@@ -51,7 +51,7 @@ HostTensor f32(const char* name, Shape shape, const std::vector<double>& v) {
 
 TEST_CASE("speculative_sampling cuda: passes SEMI and STAT", "[cuda]") {
   Backend& be = test::require_backend("cuda");
-  CHECK(test::rows_not_passing(cases(), be) == std::vector<std::string>{});
+  CHECK(test::rows_not_passing(speculative_cases(), be) == std::vector<std::string>{});
 }
 
 TEST_CASE("speculative_sampling cuda: outputs are the same run to run", "[cuda]") {

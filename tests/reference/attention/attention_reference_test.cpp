@@ -13,7 +13,7 @@ using namespace attnbench;
 
 namespace {
 
-Case make(const std::string& id) { return parse_case_id(id); }
+Case attention_case(const std::string& id) { return parse_case_id(id); }
 
 // Inputs with chosen values: q [1,H,n,d], k/v [1,Hkv,cap,d].
 TensorMap inputs(const Case& c, const std::vector<double>& q, const std::vector<double>& k, const std::vector<double>& v,
@@ -34,7 +34,7 @@ TensorMap inputs(const Case& c, const std::vector<double>& q, const std::vector<
 }  // namespace
 
 TEST_CASE("causal prefill is bottom-right aligned", "[unit]") {
-  const Case c = make("mha/prefill/batch=1,q_heads=1,head_dim=2,q_len=2,kv_len=2,causal=true/f32/s1");
+  const Case c = attention_case("mha/prefill/batch=1,q_heads=1,head_dim=2,q_len=2,kv_len=2,causal=true/f32/s1");
   const auto in = inputs(c, {1, 0, 0, 1}, {1, 0, 0, 1}, {1, 2, 3, 4}, 2);
   const Reference ref = c.method->reference(c, in);
   const HostTensor& o = ref.tensors.at("O");
@@ -52,7 +52,7 @@ TEST_CASE("causal prefill is bottom-right aligned", "[unit]") {
 }
 
 TEST_CASE("rows with no visible key give O = 0 and LSE = -inf", "[unit]") {
-  const Case c = make("mha/prefill/batch=1,q_heads=1,head_dim=2,q_len=3,kv_len=1,causal=true/f32/s1");
+  const Case c = attention_case("mha/prefill/batch=1,q_heads=1,head_dim=2,q_len=3,kv_len=1,causal=true/f32/s1");
   const auto in = inputs(c, {1, 1, 1, 1, 1, 1}, {2, 0}, {5, 7}, 1);
   const Reference ref = c.method->reference(c, in);
   const HostTensor& o = ref.tensors.at("O");
@@ -68,7 +68,7 @@ TEST_CASE("rows with no visible key give O = 0 and LSE = -inf", "[unit]") {
 }
 
 TEST_CASE("kv_len = 0: every row is empty", "[unit]") {
-  const Case c = make("gqa/decode/batch=1,q_heads=2,kv_heads=1,head_dim=4,kv_len=0/bf16/s3");
+  const Case c = attention_case("gqa/decode/batch=1,q_heads=2,kv_heads=1,head_dim=4,kv_len=0/bf16/s3");
   const auto in = c.method->inputs(c);
   const Reference ref = c.method->reference(c, in);
   for (int i = 0; i < 2; ++i) CHECK(ref.tensors.at("LSE").get(i) == -INFINITY);
@@ -78,7 +78,7 @@ TEST_CASE("kv_len = 0: every row is empty", "[unit]") {
 
 TEST_CASE("GQA maps query head h to KV head floor(h / group)", "[unit]") {
   // Four query heads over two KV heads; one key each, so O is that KV head's value.
-  const Case c = make("gqa/decode/batch=1,q_heads=4,kv_heads=2,head_dim=1,kv_len=1/f32/s1");
+  const Case c = attention_case("gqa/decode/batch=1,q_heads=4,kv_heads=2,head_dim=1,kv_len=1/f32/s1");
   const auto in = inputs(c, {1, 1, 1, 1}, {0, 0}, {10, 20}, 1);
   const Reference ref = c.method->reference(c, in);
   CHECK(ref.tensors.at("O").get(0) == 10.0);
@@ -89,7 +89,7 @@ TEST_CASE("GQA maps query head h to KV head floor(h / group)", "[unit]") {
 }
 
 TEST_CASE("non-causal attention sees every key", "[unit]") {
-  const Case c = make("mha/prefill/batch=1,q_heads=1,head_dim=1,q_len=1,kv_len=2,causal=false/f32/s1");
+  const Case c = attention_case("mha/prefill/batch=1,q_heads=1,head_dim=1,q_len=1,kv_len=2,causal=false/f32/s1");
   const auto in = inputs(c, {0}, {1, 1}, {2, 4}, 2);
   const Reference ref = c.method->reference(c, in);
   CHECK(ref.tensors.at("O").get(0) == 3.0);
@@ -97,7 +97,7 @@ TEST_CASE("non-causal attention sees every key", "[unit]") {
 }
 
 TEST_CASE("generated inputs: NaN beyond each ragged length, sequence 0 full", "[unit]") {
-  const Case c = make("gqa/decode/batch=5,q_heads=4,kv_heads=2,head_dim=8,kv_len=50,ragged=true/f16/s9");
+  const Case c = attention_case("gqa/decode/batch=5,q_heads=4,kv_heads=2,head_dim=8,kv_len=50,ragged=true/f16/s9");
   const auto in = c.method->inputs(c);
   const HostTensor& len = in.at("kv_len");
   const HostTensor& k = in.at("k");
@@ -115,9 +115,9 @@ TEST_CASE("generated inputs: NaN beyond each ragged length, sequence 0 full", "[
 }
 
 TEST_CASE("per-head lengths: kv_len [batch, kv_heads], NaN beyond each, every head its own softmax", "[unit]") {
-  CHECK_THROWS_WITH(make("gqa/decode/batch=2,q_heads=4,kv_heads=2,head_dim=8,kv_len=50,ragged=true,head_lengths=true/f16/s9"),
+  CHECK_THROWS_WITH(attention_case("gqa/decode/batch=2,q_heads=4,kv_heads=2,head_dim=8,kv_len=50,ragged=true,head_lengths=true/f16/s9"),
                     Catch::Contains("head_lengths"));
-  const Case c = make("gqa/decode/batch=3,q_heads=4,kv_heads=2,head_dim=8,kv_len=50,head_lengths=true/f32/s9");
+  const Case c = attention_case("gqa/decode/batch=3,q_heads=4,kv_heads=2,head_dim=8,kv_len=50,head_lengths=true/f32/s9");
   auto in = c.method->inputs(c);
   const HostTensor &len = in.at("kv_len"), &k = in.at("k");
   REQUIRE(len.shape() == Shape{3, 2});
@@ -144,7 +144,7 @@ TEST_CASE("per-head lengths: kv_len [batch, kv_heads], NaN beyond each, every he
 }
 
 TEST_CASE("the same-precision baseline error is positive and small", "[unit]") {
-  const Case c = make("gqa/prefill/batch=1,q_heads=4,kv_heads=2,head_dim=64,q_len=64,kv_len=64/bf16/s1");
+  const Case c = attention_case("gqa/prefill/batch=1,q_heads=4,kv_heads=2,head_dim=64,q_len=64,kv_len=64/bf16/s1");
   const Reference ref = c.method->reference(c, c.method->inputs(c));
   CHECK(ref.baseline_err.at("O") > 0);
   CHECK(ref.baseline_err.at("O") < 0.05);
@@ -152,7 +152,7 @@ TEST_CASE("the same-precision baseline error is positive and small", "[unit]") {
 }
 
 TEST_CASE("model-sized cases check a seeded sample of rows", "[unit]") {
-  const Case c = make("gqa/prefill/batch=1,q_heads=32,kv_heads=8,head_dim=128,q_len=1024,kv_len=1024/bf16/s1");
+  const Case c = attention_case("gqa/prefill/batch=1,q_heads=32,kv_heads=8,head_dim=128,q_len=1024,kv_len=1024/bf16/s1");
   const auto w = c.method->work(c);
   CHECK(w.flops > 4e9);
   // Only the schema and the sampling are exercised here (the reference itself runs in the cpu check).

@@ -40,33 +40,33 @@ int64_t race_fp64(uint64_t seed, uint64_t first, const std::vector<double>& w) {
 }
 
 // Samplers: the spec's, and the wrong ones the STAT test must reject (docs/design.md "Checks").
-enum class Sampler { correct, ignore_q, residual_q_minus_p, bonus_from_last_draft, continue_after_reject };
-const char* name_of(Sampler s) {
+enum class SpecSampler { correct, ignore_q, residual_q_minus_p, bonus_from_last_draft, continue_after_reject };
+const char* name_of(SpecSampler s) {
   switch (s) {
-    case Sampler::correct: return "correct";
-    case Sampler::ignore_q: return "accept on u < p(x), ignoring q";
-    case Sampler::residual_q_minus_p: return "resample from max(0, q - p)";
-    case Sampler::bonus_from_last_draft: return "bonus from the last draft position's p";
-    case Sampler::continue_after_reject: return "continue after a rejection";
+    case SpecSampler::correct: return "correct";
+    case SpecSampler::ignore_q: return "accept on u < p(x), ignoring q";
+    case SpecSampler::residual_q_minus_p: return "resample from max(0, q - p)";
+    case SpecSampler::bonus_from_last_draft: return "bonus from the last draft position's p";
+    case SpecSampler::continue_after_reject: return "continue after a rejection";
   }
   return "?";
 }
 
-std::vector<double> residual(Sampler s, const std::vector<double>& p, const std::vector<double>& q) {
+std::vector<double> residual(SpecSampler s, const std::vector<double>& p, const std::vector<double>& q) {
   std::vector<double> r(p.size());
   bool any = false;
   for (size_t x = 0; x < p.size(); ++x)
-    any |= (r[x] = std::max(0.0, s == Sampler::residual_q_minus_p ? q[x] - p[x] : p[x] - q[x])) > 0;
+    any |= (r[x] = std::max(0.0, s == SpecSampler::residual_q_minus_p ? q[x] - p[x] : p[x] - q[x])) > 0;
   return any ? r : p;
 }
 
-double accept_chance(Sampler s, double p, double q) {
-  if (s == Sampler::ignore_q) return std::min(1.0, p);
+double accept_chance(SpecSampler s, double p, double q) {
+  if (s == SpecSampler::ignore_q) return std::min(1.0, p);
   return q > 0 ? std::min(1.0, p / q) : (p > 0 ? 1.0 : 0.0);
 }
 
 // Outputs of a sampler on a case's inputs, drawing the spec's own uniforms.
-TensorMap simulate(const Case& c, const TensorMap& in, Sampler sampler) {
+TensorMap simulate(const Case& c, const TensorMap& in, SpecSampler sampler) {
   const SpeculativeParams s = speculative_params(c);
   const int64_t R = s.rows, K = s.draft_len;
   TensorMap out;
@@ -81,7 +81,7 @@ TensorMap simulate(const Case& c, const TensorMap& in, Sampler sampler) {
     for (int64_t t = 0; t < K; ++t) {
       const auto x = static_cast<int64_t>(in.at("draft_token_ids").get(r * K + t));
       const double u = accept.uniform_f32(accept_index(s, r, t));
-      const bool ok = sampler == Sampler::ignore_q ? u < ch.p[t][x] : u * ch.q[t][x] < ch.p[t][x];
+      const bool ok = sampler == SpecSampler::ignore_q ? u < ch.p[t][x] : u * ch.q[t][x] < ch.p[t][x];
       accepted += ok;
       if (stopped) continue;
       if (ok) {
@@ -90,10 +90,10 @@ TensorMap simulate(const Case& c, const TensorMap& in, Sampler sampler) {
         continue;
       }
       tokens.set(r * (K + 1) + n++, static_cast<double>(race_fp64(c.seed, race_index(s, r, t, 0), residual(sampler, ch.p[t], ch.q[t]))));
-      stopped = sampler != Sampler::continue_after_reject;
+      stopped = sampler != SpecSampler::continue_after_reject;
     }
     if (!stopped) {
-      const std::vector<double>& bonus = sampler == Sampler::bonus_from_last_draft ? ch.p[K - 1] : ch.p[K];
+      const std::vector<double>& bonus = sampler == SpecSampler::bonus_from_last_draft ? ch.p[K - 1] : ch.p[K];
       tokens.set(r * (K + 1) + n++, static_cast<double>(race_fp64(c.seed, race_index(s, r, K, 0), bonus)));
     }
     emitted.set(r, static_cast<double>(n));
@@ -105,7 +105,7 @@ TensorMap simulate(const Case& c, const TensorMap& in, Sampler sampler) {
 }
 
 // The exact cells (tokens at t, then "nothing at t") a sampler produces, per position.
-std::vector<std::vector<double>> sampler_cells(const Chain& ch, Sampler sampler) {
+std::vector<std::vector<double>> sampler_cells(const Chain& ch, SpecSampler sampler) {
   const auto K = static_cast<int64_t>(ch.q.size());
   const size_t V = ch.p[0].size();
   std::vector<std::vector<double>> cells;
@@ -118,9 +118,9 @@ std::vector<std::vector<double>> sampler_cells(const Chain& ch, Sampler sampler)
       for (size_t x = 0; x < V; ++x) alpha += qn[x] * accept_chance(sampler, ch.p[t][x], ch.q[t][x]);
       for (size_t x = 0; x < V; ++x) c[x] = reach * (qn[x] * accept_chance(sampler, ch.p[t][x], ch.q[t][x]) + (1 - alpha) * rn[x]);
       c[V] = 1 - reach;
-      if (sampler != Sampler::continue_after_reject) reach *= alpha;
+      if (sampler != SpecSampler::continue_after_reject) reach *= alpha;
     } else {
-      const std::vector<double> pn = normalised(sampler == Sampler::bonus_from_last_draft ? ch.p[K - 1] : ch.p[K]);
+      const std::vector<double> pn = normalised(sampler == SpecSampler::bonus_from_last_draft ? ch.p[K - 1] : ch.p[K]);
       for (size_t x = 0; x < V; ++x) c[x] = reach * pn[x];
       c[V] = 1 - reach;
     }
@@ -197,7 +197,7 @@ TEST_CASE("speculative_sampling: every G-DIST pair emits p at every position (re
       for (int64_t pr = 0; pr < 3; ++pr) {
         const Chain ch = chain_of(s, in, pr);
         const auto cells = emitted_cells(ch);
-        const auto mine = sampler_cells(ch, Sampler::correct);
+        const auto mine = sampler_cells(ch, SpecSampler::correct);
         for (size_t t = 0; t < cells.size(); ++t)
           for (size_t x = 0; x < cells[t].size(); ++x) CHECK(cells[t][x] == Approx(mine[t][x]).margin(1e-14));
         double reach = 1;
@@ -239,12 +239,12 @@ TEST_CASE("speculative_sampling: power twins are rejected at the suite's n and a
   const SpeculativeParams s = speculative_params(c);
   const TensorMap in = c.method->inputs(c);
   const Chain ch = chain_of(s, in, 0);
-  const auto correct = sampler_cells(ch, Sampler::correct);
+  const auto correct = sampler_cells(ch, SpecSampler::correct);
   const double n = static_cast<double>(s.rows), per_test_alpha = kStatAlpha / static_cast<double>(s.draft_len + 1);
   for (int64_t t = 0; t < s.draft_len; ++t)
     std::printf("  TV(p_%lld, q_%lld) = %.3f\n", static_cast<long long>(t), static_cast<long long>(t),
                 total_variation(normalised(ch.p[t]), normalised(ch.q[t])));
-  for (Sampler twin : {Sampler::ignore_q, Sampler::residual_q_minus_p, Sampler::bonus_from_last_draft, Sampler::continue_after_reject}) {
+  for (SpecSampler twin : {SpecSampler::ignore_q, SpecSampler::residual_q_minus_p, SpecSampler::bonus_from_last_draft, SpecSampler::continue_after_reject}) {
     INFO(name_of(twin));
     // Analytic power (noncentral chi-square) of the best single position, each tested at α/(K+1):
     // the Bonferroni combination rejects at least as often.
@@ -270,7 +270,7 @@ TEST_CASE("speculative_sampling: power twins are rejected at the suite's n and a
     CHECK_FALSE(st.pass);
   }
   // The correct sampler, simulated the same way, is the reference and passes.
-  const TensorMap right = simulate(c, in, Sampler::correct);
+  const TensorMap right = simulate(c, in, SpecSampler::correct);
   CHECK(check_stat(c.method->outputs(c).front(), position_tests(s, in, right)).pass);
 }
 
@@ -328,7 +328,7 @@ TEST_CASE("speculative_sampling: a sampler that ignores the boundary rule is cau
         coarse.at("tokens").set(r * 4 + n++, static_cast<double>(x));
         continue;
       }
-      coarse.at("tokens").set(r * 4 + n++, static_cast<double>(race_fp64(c.seed, race_index(s, r, t, 0), residual(Sampler::correct, ch.p[t], ch.q[t]))));
+      coarse.at("tokens").set(r * 4 + n++, static_cast<double>(race_fp64(c.seed, race_index(s, r, t, 0), residual(SpecSampler::correct, ch.p[t], ch.q[t]))));
       break;
     }
     for (int64_t t = n; t < 4; ++t) coarse.at("tokens").set(r * 4 + t, -1);
