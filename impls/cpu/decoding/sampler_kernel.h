@@ -55,6 +55,10 @@ struct Kernels {
   // many it deferred.
   int64_t (*select)(const float* l, int64_t V, float T, float m, const Cut& cut, float* log_w, uint32_t* mask,
                     Token* out);
+  // A method's processor (sampler_stage.h): e = exp(log_w − m) of every token into e[V] (0 where
+  // log_w is −inf, so 0 off the kept set), and Z = Σ e, S = Σ e·(m − log_w) over them, in fp64
+  // and index order.
+  void (*kept_moments)(const float* log_w, int64_t V, float m, float* e, double* z, double* s);
 };
 
 }  // namespace attnbench::cpu::sampler

@@ -93,13 +93,36 @@ int64_t select(const float* l, int64_t V_, float T, float m, const Cut& cut, flo
   return n;
 }
 
+void kept_moments(const float* log_w, int64_t V_, float m, float* e, double* z, double* s) {
+  alignas(64) float tail[W], ev[W], dv[W];
+  double zsum = 0, ssum = 0;
+  for (int64_t x = 0; x < V_; x += W) {
+    const float* src = log_w + x;
+    if (x + W > V_) {
+      std::fill(tail, tail + W, -INFINITY);
+      std::copy(log_w + x, log_w + V_, tail);
+      src = tail;
+    }
+    const V d = S::sub(S::load(src), S::set1(m));
+    S::store(dv, d);
+    S::store(ev, S::exp(d));
+    for (int i = 0; i < W && x + i < V_; ++i) {
+      e[x + i] = ev[i];
+      if (ev[i] > 0) zsum += ev[i], ssum -= static_cast<double>(ev[i]) * dv[i];  // e = 0 off the kept set: no NaN
+    }
+  }
+  *z = zsum;
+  *s = ssum;
+}
+
 }  // namespace attnbench::cpu::sampler::ATTNBENCH_ISA
 
 namespace attnbench::cpu {
 template <>
 const sampler::Kernels& isa_kernels<sampler::Kernels, Isa::ATTNBENCH_ISA>() {
   static const sampler::Kernels table{&sampler::ATTNBENCH_ISA::row_max, &sampler::ATTNBENCH_ISA::count_buckets,
-                                      &sampler::ATTNBENCH_ISA::mass_buckets, &sampler::ATTNBENCH_ISA::select};
+                                      &sampler::ATTNBENCH_ISA::mass_buckets, &sampler::ATTNBENCH_ISA::select,
+                                      &sampler::ATTNBENCH_ISA::kept_moments};
   return table;
 }
 }  // namespace attnbench::cpu

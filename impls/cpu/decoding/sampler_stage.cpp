@@ -13,6 +13,7 @@ struct SamplerStage::Scratch {
   double* mass;         // [kBuckets]
   sampler::Token* top;  // [vocab]: top-k's bucket, then top-p's
   float* log_w;         // [vocab]
+  float* e;             // [vocab]: a processor's exp(log_w − m)
   uint32_t* words;      // the race's uniforms
 };
 
@@ -24,14 +25,15 @@ size_t round_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
 constexpr int64_t kFewKeptShare = 256;
 
 struct Layout {
-  size_t counts, mass, top, log_w, words, total;
+  size_t counts, mass, top, log_w, e, words, total;
   explicit Layout(int64_t V) {
     const auto v = static_cast<size_t>(V);
     counts = 0;
     mass = counts + round_up(sizeof(int32_t) * sampler::kBuckets);
     top = mass + round_up(sizeof(double) * sampler::kBuckets);
     log_w = top + round_up(sizeof(sampler::Token) * v);
-    words = log_w + round_up(sizeof(float) * v);
+    e = log_w + round_up(sizeof(float) * v);
+    words = e + round_up(sizeof(float) * v);
     total = words + round_up(sizeof(uint32_t) * race::race_scratch_words(V));
   }
 };
@@ -61,7 +63,7 @@ void SamplerStage::run() {
     auto* base = scratch_[slot]->ptr<unsigned char>();
     Scratch s{reinterpret_cast<int32_t*>(base + layout.counts), reinterpret_cast<double*>(base + layout.mass),
               reinterpret_cast<sampler::Token*>(base + layout.top), reinterpret_cast<float*>(base + layout.log_w),
-              reinterpret_cast<uint32_t*>(base + layout.words)};
+              reinterpret_cast<float*>(base + layout.e), reinterpret_cast<uint32_t*>(base + layout.words)};
     for (int64_t r = begin; r < end; ++r) run_row(r, s);
   });
 }
@@ -80,32 +82,19 @@ void drop(uint32_t* mask, float* log_w, int64_t x) {
   log_w[x] = -INFINITY;
 }
 
-// Z = Σ e and S = Σ e·(−d) over the kept tokens, d = z − m and e = exp d as the passes compute
-// them, in fp64 and index order: H = ln Z + S/Z, and the mean of d under p is −S/Z.
-struct Moments {
-  double Z = 0, S = 0;
-};
-Moments kept_moments(const uint32_t* mask, int64_t words, const float* log_w, float m) {
-  Moments mo;
-  for_each_kept(mask, words, [&](int64_t x) {
-    const float d = log_w[x] - m, e = std::exp(d);
-    mo.Z += e;
-    if (e > 0) mo.S -= static_cast<double>(e) * d;  // e = 0 at d = −inf (T near 0): no NaN
-  });
-  return mo;
-}
-
 }  // namespace
 
-// The probability floor (epsilon, eta): a kept token stays when e ≥ floor·Z or its logit is the
-// row's max (the top token and its ties).
-void SamplerStage::apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w) const {
-  const Moments mo = kept_moments(mask, p_.mask_words, log_w, m);
+// The probability floor (epsilon, eta): Z and S from the kept set (kept_moments, vectorised:
+// H = ln Z + S/Z); a kept token stays when e ≥ floor·Z or its logit is the row's max (the top
+// token and its ties).
+void SamplerStage::apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w, float* e) const {
+  double Z = 0, S = 0;
+  kernels_->kept_moments(log_w, p_.vocab, m, e, &Z, &S);
   double floor = p_.cutoff;
-  if (p_.cutoff_entropy) floor = std::min(floor, std::sqrt(floor) * std::exp(-(std::log(mo.Z) + mo.S / mo.Z)));
-  const double floor_e = floor * mo.Z;
+  if (p_.cutoff_entropy) floor = std::min(floor, std::sqrt(floor) * std::exp(-(std::log(Z) + S / Z)));
+  const double floor_e = floor * Z;
   for_each_kept(mask, p_.mask_words, [&](int64_t x) {
-    if (l[x] != lmax && std::exp(log_w[x] - m) < floor_e) drop(mask, log_w, x);
+    if (l[x] != lmax && e[x] < floor_e) drop(mask, log_w, x);
   });
 }
 
@@ -116,19 +105,20 @@ void SamplerStage::apply_floor(const float* l, float m, float lmax, uint32_t* ma
 void SamplerStage::apply_typical(float m, uint32_t* mask, float* log_w, Scratch& s) const {
   using sampler::kBuckets;
   const int64_t words = p_.mask_words;
-  const Moments mo = kept_moments(mask, words, log_w, m);
-  const auto c = static_cast<float>(-mo.S / mo.Z);
+  double Z = 0, S = 0;
+  kernels_->kept_moments(log_w, p_.vocab, m, s.e, &Z, &S);
+  const auto c = static_cast<float>(-S / Z);
   const auto key_of = [&](int64_t x) { return sampler::order_key(-std::abs((log_w[x] - m) - c)); };
   std::fill(s.mass, s.mass + kBuckets, 0.0);
-  for_each_kept(mask, words, [&](int64_t x) { s.mass[sampler::bucket_of(key_of(x))] += std::exp(log_w[x] - m); });
-  const double target = std::ldexp(static_cast<double>(p_.typical_fx), -32) * mo.Z;
+  for_each_kept(mask, words, [&](int64_t x) { s.mass[sampler::bucket_of(key_of(x))] += s.e[x]; });
+  const double target = std::ldexp(static_cast<double>(p_.typical_fx), -32) * Z;
   double before = 0;
   int32_t b = kBuckets - 1;
   while (b > 0 && before + s.mass[b] < target) before += s.mass[b--];
   int64_t n = 0;
   for_each_kept(mask, words, [&](int64_t x) {
     const uint32_t key = key_of(x);
-    if (sampler::bucket_of(key) == b) s.top[n++] = {static_cast<int32_t>(x), key, 0.0f, std::exp(log_w[x] - m)};
+    if (sampler::bucket_of(key) == b) s.top[n++] = {static_cast<int32_t>(x), key, 0.0f, s.e[x]};
   });
   std::sort(s.top, s.top + n, [](const sampler::Token& a, const sampler::Token& t) { return a.key > t.key; });
   // Where the mass is reached; the bucket's last key when rounding leaves it just short.
@@ -221,7 +211,7 @@ void SamplerStage::run_row(int64_t r, Scratch& s) const {
     }
   }
 
-  if (p_.cutoff > 0) apply_floor(l, m, lmax, mask, s.log_w);
+  if (p_.cutoff > 0) apply_floor(l, m, lmax, mask, s.log_w, s.e);
   if (p_.typical_fx > 0) apply_typical(m, mask, s.log_w, s);
 
   // The race over the kept tokens: a few (a nucleus) one by one, each with its own Philox word;

@@ -13,8 +13,10 @@
 //      the race's log-weight; the tokens of top-p's bucket are gathered, ordered (z descending, the
 //      smaller index first) and kept while the mass before them is below top_p times the total.
 // A method's probability floor (epsilon, eta: SamplerParams::cutoff) then walks the kept tokens
-// once more (apply_floor); typical's search (typical_fx) three times more (apply_typical: the
-// moments, masses by bucket of the distance from the entropy, the crossing bucket's tokens). The race then runs over the kept log-weights: a nucleus token by token, each with its own
+// once more after a vectorised pass that computes every kept token's e and the moments Z = Σ e,
+// S = Σ e·(−d) (apply_floor); typical's search (typical_fx) walks them three times after that pass
+// (apply_typical: masses by bucket of the distance from the entropy, the crossing bucket's tokens,
+// the cut). The race then runs over the kept log-weights: a nucleus token by token, each with its own
 // Philox word; a large kept set through the race stage (race_kernel.h), which draws every token's
 // uniform eight or sixteen at a time. Greedy rows (T = 0) take the first maximum in one pass.
 // Bytes: the logits read three times (the count pass only with top-k), the log-weights written and
@@ -44,7 +46,7 @@ class SamplerStage {
  private:
   struct Scratch;
   void run_row(int64_t r, Scratch& s) const;
-  void apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w) const;
+  void apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w, float* e) const;
   void apply_typical(float m, uint32_t* mask, float* log_w, Scratch& s) const;
 
   ThreadPool* pool_ = nullptr;
