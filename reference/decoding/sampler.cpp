@@ -78,7 +78,7 @@ double mass_slack(int64_t n) { return (static_cast<double>(n) + kMassSlack) * kE
 double threshold_band(double v) { return kMinPUlps * kEpsF32 * v; }
 
 double floor_band(double floor, double entropy) {
-  return kMinPUlps * kEpsF32 * (1 + 2 * entropy + std::abs(std::log(floor))) * floor;
+  return threshold_band((1 + 2 * entropy + std::abs(std::log(floor))) * floor);
 }
 
 void remove_below_floor(ProcessedRow& row, const std::vector<double>& p, double floor) {

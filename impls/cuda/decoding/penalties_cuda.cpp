@@ -20,8 +20,7 @@ class CudaPenalties final : public Impl {
     const cudaDeviceProp& props = be.props();
     params_ = penalties::Params{decoding::penalties_params(c), io["logits"].ptr<float>(), io["history"].ptr<int32_t>(),
                                 io["logits_out"].ptr<float>(), io["counts"].ptr<int32_t>()};
-    const int64_t resident = static_cast<int64_t>(props.multiProcessorCount) * (props.maxThreadsPerMultiProcessor / penalties::kThreads);
-    ctas_ = std::clamp<int64_t>(params_.s.batch, 1, std::max<int64_t>(1, resident * penalties::kWaves));
+    ctas_ = row_grid(props, penalties::kThreads, params_.s.batch, penalties::kWaves);
   }
 
   void run() override {

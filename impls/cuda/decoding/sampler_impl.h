@@ -40,8 +40,7 @@ class SamplerImpl final : public Impl {
     params_.kept = io["kept"].ptr<uint32_t>();
     params_.token = io["token"].ptr<int32_t>();
     params_.domain = kDomainDraws;
-    const int64_t resident = static_cast<int64_t>(props.multiProcessorCount) * (props.maxThreadsPerMultiProcessor / sampling::kThreads);
-    ctas_ = std::clamp<int64_t>(params_.s.rows, 1, std::max<int64_t>(1, resident * sampling::kWaves));
+    ctas_ = row_grid(props, sampling::kThreads, params_.s.rows, sampling::kWaves);
   }
 
   void run() override {

@@ -16,6 +16,8 @@
 // that is still held shows up in the row).
 #pragma once
 
+#include <algorithm>
+
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -76,5 +78,12 @@ class CudaBackend final : public Backend {
 
 // Every impl of this backend receives the CudaBackend it was prepared on.
 CudaBackend& as_cuda(Backend& b);
+
+// The grid of a kernel whose CTAs of `threads` take `rows` rows in turn: a CTA per row, at most
+// `waves` waves of the CTAs the device holds at once (beyond that a CTA loops over rows).
+inline int64_t row_grid(const cudaDeviceProp& props, int threads, int64_t rows, int64_t waves) {
+  const int64_t resident = static_cast<int64_t>(props.multiProcessorCount) * (props.maxThreadsPerMultiProcessor / threads);
+  return std::clamp<int64_t>(rows, 1, std::max<int64_t>(1, resident * waves));
+}
 
 }  // namespace attnbench::cuda
