@@ -218,6 +218,23 @@ inline const std::vector<std::string> kTypicalCases = {
     "typical/batch=1,vocab=64,mass=0.5,draws=4000/f32/s9",
 };
 
+// top_h: the paper's defaults on a Llama-2 vocabulary and after the chain on a Llama-3 one; a flat
+// row (the budget cuts a run of ties: ranked by index); the top N cutting a run of ties; after
+// top-p's ranked ties; a temperature near 0 (every h below rounding); after min-p; a row of −inf
+// logits but one; alpha = 1 (all N); N above the kept count; distribution mode.
+inline const std::vector<std::string> kTopHCases = {
+    "top_h/batch=8,vocab=32000,top_n=100,alpha=0.4/f32/s1",
+    "top_h/batch=4,vocab=128256,temperature=0.8,top_k=200,top_p=0.95,top_n=100,alpha=0.6/f32/s2",
+    "top_h/batch=4,vocab=5000,top_n=1000,alpha=0.9,dist=flat/f32/s3",
+    "top_h/batch=4,vocab=1000,top_n=30,alpha=0.8,dist=ties/f32/s4",
+    "top_h/batch=4,vocab=3000,top_p=0.7,top_n=2000,alpha=0.5,dist=ties/f32/s5",
+    "top_h/batch=3,vocab=777,temperature=0.01,top_n=50,alpha=0.4,dist=peaked/f32/s6",
+    "top_h/batch=4,vocab=1000,min_p=0.01,top_n=100,alpha=0.6,dist=bimodal/f32/s7",
+    "top_h/batch=2,vocab=4099,top_n=100,alpha=0.4,dist=onehot/f32/s8",
+    "top_h/batch=4,vocab=5000,top_k=20,top_n=100,alpha=1/f32/s9",
+    "top_h/batch=1,vocab=24,top_n=24,alpha=0.8,draws=4000/f32/s10",
+};
+
 // penalties: θ alone on a Llama-2 vocabulary, all three on a Llama-3 vocabulary with a long
 // history, an empty history, one token (every id the same), θ < 1 and negative α (rewards), θ off
 // with an odd batch, and a history far longer than the vocabulary's recurring ids.

@@ -3,8 +3,8 @@
 // one field list for C++, CUDA and GLSL (C++ lives inside __cplusplus). The reference reads only
 // the shape fields (rows, prob_rows, vocab, mask_words) and takes the chain from the case in fp64.
 // Past the standard chain the stages run the processors a method turns on here (its
-// Sampler::stage_params): the probability floor of epsilon and eta sampling, and typical sampling's
-// search (a method turns on one of them).
+// Sampler::stage_params): the probability floor of epsilon and eta sampling, typical sampling's
+// search and top-H's entropy budget (a method turns on one of them).
 #ifndef ATTNBENCH_SAMPLER_COMMON_H
 #define ATTNBENCH_SAMPLER_COMMON_H
 
@@ -22,6 +22,8 @@
   X(f32, cutoff)      /* a method's probability floor: keep p ≥ it, the max kept (0: off) */ \
   X(i32, cutoff_entropy) /* 1: the floor is min(cutoff, √cutoff·exp(−H)), H the entropy */    \
   X(u32, typical_fx)  /* typical's mass as floor(mass·2^32) (0: off) */                     \
+  X(i32, top_h_n)     /* top-H's N: the budget's and the kept set's bound (0: off) */        \
+  X(u32, top_h_fx)    /* top-H's alpha as floor(alpha·2^32); 0 for alpha = 1 (all N kept) */ \
   X(u32, seed_lo)     /* the case seed: the Philox key */                                \
   X(u32, seed_hi)                                                                        \
   X(u32, race_stream) /* FNV-1a of the race's draw site */

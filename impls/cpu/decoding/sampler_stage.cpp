@@ -133,6 +133,50 @@ void SamplerStage::apply_typical(float m, uint32_t* mask, float* log_w, Scratch&
   });
 }
 
+// Top-H: Z from the kept set's moments (kept_moments), L = ln Z, and each kept token's weight
+// w = e·(L − d) = Z·h. The top N kept tokens by the logits' own order keys (the reference's order
+// of fp64 z, exactly) in one pass: a heap of the best N so far, which a token enters only when its
+// key beats the heap's worst (tokens come in index order, so an equal key never does: the smaller
+// index first on ties). The first m stay, m the longest prefix with Σ w ≤ alpha·Σ_{top N} w, at
+// least 1; the mask and log-weights are rewritten from them.
+void SamplerStage::apply_top_h(const float* l, float m, uint32_t* mask, float* log_w, Scratch& s) const {
+  const int64_t V = p_.vocab;
+  double Z = 0, S = 0;
+  kernels_->kept_moments(log_w, V, m, s.e, &Z, &S);
+  const double L = std::log(Z);
+  const auto better = [](const sampler::Token& a, const sampler::Token& b) {
+    return a.key > b.key || (a.key == b.key && a.index < b.index);
+  };
+  const int64_t cap = p_.top_h_n;
+  int64_t n = 0;
+  for (int64_t x = 0; x < V; ++x) {
+    if (!(log_w[x] > -INFINITY)) continue;
+    const sampler::Token t{static_cast<int32_t>(x), sampler::order_key(l[x]), log_w[x], s.e[x]};
+    if (n < cap) {
+      s.top[n++] = t;
+      std::push_heap(s.top, s.top + n, better);  // the worst on top
+    } else if (t.key > s.top[0].key) {
+      std::pop_heap(s.top, s.top + n, better);
+      s.top[n - 1] = t;
+      std::push_heap(s.top, s.top + n, better);
+    }
+  }
+  std::sort_heap(s.top, s.top + n, better);  // best first
+  const auto w = [&](int64_t i) { return static_cast<double>(s.top[i].e) * (L - (s.top[i].z - m)); };
+  double total = 0;
+  for (int64_t i = 0; i < n; ++i) total += w(i);
+  const double budget = p_.top_h_fx != 0 ? std::ldexp(static_cast<double>(p_.top_h_fx), -32) * total : INFINITY;
+  int64_t keep = 1;
+  for (double run = w(0); keep < n && run + w(keep) <= budget; ++keep) run += w(keep);
+  std::fill(mask, mask + p_.mask_words, 0u);
+  std::fill(log_w, log_w + V, -INFINITY);
+  for (int64_t i = 0; i < keep; ++i) {
+    const int32_t x = s.top[i].index;
+    mask[x / 32] |= 1u << (x % 32);
+    log_w[x] = s.top[i].z;
+  }
+}
+
 void SamplerStage::run_row(int64_t r, Scratch& s) const {
   using sampler::kBuckets;
   const int64_t V = p_.vocab, words = p_.mask_words;
@@ -213,6 +257,7 @@ void SamplerStage::run_row(int64_t r, Scratch& s) const {
 
   if (p_.cutoff > 0) apply_floor(l, m, lmax, mask, s.log_w, s.e);
   if (p_.typical_fx > 0) apply_typical(m, mask, s.log_w, s);
+  if (p_.top_h_n > 0) apply_top_h(l, m, mask, s.log_w, s);
 
   // The race over the kept tokens: a few (a nucleus) one by one, each with its own Philox word;
   // many through the vectorised kernel, which draws every token's uniform.

@@ -16,7 +16,8 @@
 // once more after a vectorised pass that computes every kept token's e and the moments Z = Σ e,
 // S = Σ e·(−d) (apply_floor); typical's search (typical_fx) walks them three times after that pass
 // (apply_typical: masses by bucket of the distance from the entropy, the crossing bucket's tokens,
-// the cut). The race then runs over the kept log-weights: a nucleus token by token, each with its own
+// the cut); top-H's budget walks them once after that pass (apply_top_h: a heap of the top N by
+// the logit's key) and rewrites the mask from the few it keeps. The race then runs over the kept log-weights: a nucleus token by token, each with its own
 // Philox word; a large kept set through the race stage (race_kernel.h), which draws every token's
 // uniform eight or sixteen at a time. Greedy rows (T = 0) take the first maximum in one pass.
 // Bytes: the logits read three times (the count pass only with top-k), the log-weights written and
@@ -48,6 +49,7 @@ class SamplerStage {
   void run_row(int64_t r, Scratch& s) const;
   void apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w, float* e) const;
   void apply_typical(float m, uint32_t* mask, float* log_w, Scratch& s) const;
+  void apply_top_h(const float* l, float m, uint32_t* mask, float* log_w, Scratch& s) const;
 
   ThreadPool* pool_ = nullptr;
   const sampler::Kernels* kernels_ = nullptr;

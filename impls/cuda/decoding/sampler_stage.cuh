@@ -16,6 +16,9 @@
 //                    S = Σ e·(−d) in the same fixed point (kept_moments), then floor·Z on e
 //   typical_cut      typical's search: the moments, then top-p's mass search (mass_search) over
 //                    keys of −|d − c|, c = −S/Z the mean of d, every tie at the result kept
+//   top_h_cut        top-H's budget: ln Z from the moments, the first N kept tokens (rank_select),
+//                    then the mass search over the logits' keys with weights e·(ln Z − d) = Z·h
+//                    for the first token past the budget; the result is the chain's cut, shorter
 //   select_and_race  the last pass: kept bits to the mask (a warp's ballot is one mask word), ties
 //                    at t* ranked by index (a block scan per tile) only when 0 < n < ties, min-p as
 //                    e ≥ min_p, and the exponential race (race.cuh) over the kept tokens, Philox
@@ -239,28 +242,39 @@ struct LogitKey {
   }
 };
 
-// Top-k (0 < k < finite): the k-th largest key of the row, or the lowest key of the bin where the
-// search stopped (that bin holding exactly the rank needed). Kept: key ≥ it.
-__device__ __forceinline__ uint32_t top_k_key(const float* l, int V, int k, Shared& sh) {
+// The k-th largest key of the row (0 < k < finite), by counts: `key` is it, or the lowest key of
+// the bin where the search stopped, that bin holding exactly the rank needed (whole); `need` is
+// the rank still needed at `key` (how many of its ties are among the top k, by index).
+struct RankSelect {
+  uint32_t key;
+  int need;
+  bool whole;
+};
+__device__ __forceinline__ RankSelect rank_select(const float* l, int V, int k, Shared& sh) {
   const int t = static_cast<int>(threadIdx.x);
-  uint32_t prefix = 0;
-  u64 need = static_cast<u64>(k);
+  RankSelect r{0u, k, false};
   for (int level = 0; level < 3; ++level) {
-    histogram<false>(V, level, prefix, LogitKey{l, 0u}, [](int) { return 0ull; }, Extra{}, sh);
+    histogram<false>(V, level, r.key, LogitKey{l, 0u}, [](int) { return 0ull; }, Extra{}, sh);
     u64 mine = 0, total = 0;
     for (int e = 0; e < 8; ++e) mine += static_cast<u64>(sh.counts[8 * t + e]);
     const u64 suffix = block_suffix_sum(mine, sh, &total);
-    crossing_digit([&](int i) { return static_cast<u64>(sh.counts[i]); }, need, suffix, mine, sh);
+    crossing_digit([&](int i) { return static_cast<u64>(sh.counts[i]); }, static_cast<u64>(r.need), suffix, mine, sh);
     __syncthreads();
     const int d = sh.digit;
-    need -= sh.above;
-    const u64 in_bin = static_cast<u64>(sh.counts[d]);
-    prefix |= static_cast<uint32_t>(d) << level_shift(level);
+    r.need -= static_cast<int>(sh.above);
+    const int in_bin = sh.counts[d];
+    r.key |= static_cast<uint32_t>(d) << level_shift(level);
     __syncthreads();  // sh.digit, sh.above and the counts are rewritten by the next level
-    if (in_bin == need) break;  // every token of the bin is kept
+    if (in_bin == r.need) {
+      r.whole = true;  // every token of the bin is kept
+      break;
+    }
   }
-  return prefix;
+  return r;
 }
+
+// Top-k (0 < k < finite): kept, key ≥ the result.
+__device__ __forceinline__ uint32_t top_k_key(const float* l, int V, int k, Shared& sh) { return rank_select(l, V, k, sh).key; }
 
 // Top-p's cut: keep the finite tokens with key > key, and those with key == key, all of them
 // unless rank_ties, then the first n by index.
@@ -270,33 +284,41 @@ struct Cut {
   int n;
 };
 
-// The mass search of top-p and typical: over the tokens key_of counts (masses mass_of, and
-// `extra`), with target = ⌊total·p_fx / 2^32⌋ from the level-0 total, the largest key t with
+// The mass search of top-p, typical and top-H: over the tokens key_of counts (masses mass_of, and
+// `extra`), with target = ⌊total·p_fx / 2^32⌋ + add from the level-0 total, the largest key t with
 // mass(key ≥ t) ≥ target. `prefix` is t, or the lowest key of a bin holding one token (one_token:
-// that token is the crossing one); `above` the mass of the keys above the prefix; `ties` the
-// tokens in its bin.
+// that token is the crossing one; `level` the digit level of that bin); `above` the mass of the
+// keys above the prefix; `ties` the tokens in its bin. none: the target exceeds the total.
 struct MassSearch {
   uint32_t prefix;
   u64 target, above, ties;
-  bool one_token;
+  bool one_token, none;
+  int level;
 };
 template <typename KeyOf, typename MassOf>
-__device__ __forceinline__ MassSearch mass_search(int V, uint32_t p_fx, KeyOf key_of, MassOf mass_of, const Extra& extra,
+__device__ __forceinline__ MassSearch mass_search(int V, uint32_t p_fx, u64 add, KeyOf key_of, MassOf mass_of, const Extra& extra,
                                                   Shared& sh) {
   const int t = static_cast<int>(threadIdx.x);
-  MassSearch r{0u, 0, 0, 0, false};
+  MassSearch r{0u, 0, 0, 0, false, false, 0};
   for (int level = 0; level < 3; ++level) {
     histogram<true>(V, level, r.prefix, key_of, mass_of, extra, sh);
     u64 mine = 0, total = 0;
     for (int e = 0; e < 8; ++e) mine += sh.mass[8 * t + e];
     const u64 suffix = block_suffix_sum(mine, sh, &total);
-    if (level == 0) r.target = mass_target(total, p_fx);  // < total; ≥ 1 since the max's fx is 2^40
+    if (level == 0) {
+      r.target = mass_target(total, p_fx) + add;  // top-p, typical: < total, and ≥ 1 (the max's fx is 2^40)
+      if (r.target > total || r.target == 0) {
+        r.none = true;  // block-uniform: every thread has the same total
+        return r;
+      }
+    }
     crossing_digit([&](int i) { return sh.mass[i]; }, r.target - r.above, suffix, mine, sh);
     __syncthreads();
     const int d = sh.digit;
     r.above += sh.above;
     r.ties = static_cast<u64>(sh.counts[d]);
     r.prefix |= static_cast<uint32_t>(d) << level_shift(level);
+    r.level = level;
     __syncthreads();
     if (r.ties == 1) {
       r.one_token = true;
@@ -310,7 +332,7 @@ __device__ __forceinline__ MassSearch mass_search(int V, uint32_t p_fx, KeyOf ke
 __device__ __forceinline__ Cut top_p_cut(const float* l, int V, uint32_t floor_key, float lmax, float inv_t,
                                          uint32_t top_p_fx, Shared& sh) {
   const MassSearch m = mass_search(
-      V, top_p_fx, LogitKey{l, floor_key}, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, Extra{}, sh);
+      V, top_p_fx, 0, LogitKey{l, floor_key}, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, Extra{}, sh);
   // The bin's one token is the crossing one; the bin may hold tokens below top-k's floor.
   if (m.one_token) return {max(m.prefix, floor_key), false, 1};
   // t* = prefix, `above` the mass of the keys above it; its ties have the same fx.
@@ -401,8 +423,64 @@ __device__ __forceinline__ TypicalCut typical_cut(const decoding::SamplerParams&
     *key = typical_key(v, lmax, inv_t, c);
     return true;
   };
-  const MassSearch ms = mass_search(s.vocab, s.typical_fx, key_of, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, ties, sh);
+  const MassSearch ms = mass_search(s.vocab, s.typical_fx, 0, key_of, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, ties, sh);
   return {ms.prefix, c};
+}
+
+// The shorter of two prefixes of the row in order of key descending (the smaller index first on
+// ties), each a Cut: the one with the larger key; at one key, the fewer ties.
+__device__ __forceinline__ Cut shorter_prefix(const Cut& a, const Cut& b) {
+  if (a.key != b.key) return a.key > b.key ? a : b;
+  if (!a.rank_ties) return b;
+  if (!b.rank_ties) return a;
+  return a.n < b.n ? a : b;
+}
+
+// Top-H (s.top_h_n > 0) over the kept set so far: L = ln Z from the moments and each token's
+// weight w = e·(L − d) = Z·h in the fixed point of the masses; D = the first N kept tokens (a
+// rank select of the N-th key, its ties ranked by index); the budget τ = ⌊Σ_D w·top_h_fx / 2^32⌋,
+// and the mass search with target τ + 1 finds the first token whose w takes the running sum past
+// τ: the tokens before it stay (at least the top one). The result is the kept prefix as a Cut.
+__device__ __forceinline__ Cut top_h_cut(const decoding::SamplerParams& s, const float* l, const Cut& cut, float lmax, int finite,
+                                         Shared& sh) {
+  const float inv_t = s.inv_temperature;
+  const float L = logf(from_fixed(kept_moments(s, l, cut, lmax, sh).z));
+  const auto weight = [&](float v) {
+    const float d = log_weight(v, lmax, inv_t), e = expf(d);
+    return e > 0.0f ? to_fixed(e * (L - d)) : 0ull;  // e = 0 at d = −inf: no NaN
+  };
+  Cut domain = cut;
+  if (s.top_h_n < finite) {
+    const RankSelect n = rank_select(l, s.vocab, s.top_h_n, sh);
+    domain = shorter_prefix(cut, {n.key, !n.whole, n.need});
+  }
+  if (s.top_h_fx == 0) return domain;  // alpha = 1: all N
+  Extra ties;
+  if (domain.rank_ties) {
+    const float v = key_value(domain.key);
+    if (expf(log_weight(v, lmax, inv_t)) >= s.min_p) ties = {domain.key, domain.n, weight(v) * static_cast<u64>(domain.n)};
+  }
+  const auto key_of = [&](int x, uint32_t* key) {
+    const float v = l[x];
+    if (!(v > neg_inf())) return false;
+    *key = order_key(v);
+    return above_cut(domain, *key) && expf(log_weight(v, lmax, inv_t)) >= s.min_p;
+  };
+  const MassSearch ms = mass_search(s.vocab, s.top_h_fx, 1, key_of, [&](int x) { return weight(l[x]); }, ties, sh);
+  if (ms.none) return domain;  // the budget holds all of D
+  const uint32_t top = order_key(lmax);
+  if (ms.one_token) {
+    // The bin's one token of D is the crossing one: keep the keys above the bin, or the top token
+    // alone when it is that one.
+    const uint32_t end = ms.prefix + (1u << level_shift(ms.level));
+    return top < end ? Cut{top, true, 1} : Cut{end, false, 0};
+  }
+  // t* = prefix, its ties of one weight: as many as fit under τ after the mass above them.
+  const u64 w = weight(key_value(ms.prefix)), budget = ms.target - 1;
+  u64 n = w != 0 ? (budget - ms.above) / w : ms.ties;
+  n = min(n, ms.ties);
+  if (n == 0 && ms.prefix == top) n = 1;
+  return {ms.prefix, true, static_cast<int>(n)};
 }
 
 // The number of threads below this one whose flag is set, and the block's count in *total.
@@ -511,6 +589,7 @@ __device__ __forceinline__ RowPlan plan_row(const decoding::SamplerParams& s, co
   if (s.top_p < 1.0f) cut = top_p_cut(l, V, floor_key, st.lmax, s.inv_temperature, s.top_p_fx, sh);
   const float floor_e = s.cutoff > 0.0f ? probability_floor(s, l, cut, st.lmax, sh) : 0.0f;
   const TypicalCut typical = s.typical_fx > 0 ? typical_cut(s, l, cut, st.lmax, sh) : TypicalCut{0u, 0.0f};
+  if (s.top_h_n > 0) cut = top_h_cut(s, l, cut, st.lmax, st.finite, sh);
   return {false, 0, st.lmax, cut, floor_e, typical};
 }
 

@@ -8,7 +8,8 @@
 //               A method's probability floor (epsilon, eta) is one more sweep: the kept set's
 //               Z = Σ e and S = Σ e·(−d), the same fixed point, give the floor on e; typical's
 //               search is that sweep, then top-p's search over keys of the distance from the
-//               entropy;
+//               entropy; top-H's budget is that sweep, a rank select of the top N and the same
+//               search over the logits' keys weighted by e·(ln Z − d);
 //   finish      per sampled row: the kept mask (the cut, then min-p and the floor) and the race
 //               over the kept tokens.
 // In distribution mode every draw samples the one row of logits, so its thresholds are found once.
@@ -150,9 +151,10 @@ bool sampler_in_prefix(uint k, uint level, uint prefix) {
 // The crossing digit, from the top: the first (largest) digit d at which `above` plus the bins
 // from the top through d reaches the goal, by counts (by_mass false) or masses. Each lane sums its
 // SAMPLER_BINS / WG bins; one lane walks the partial sums, then the bins of the one it crossed in.
-// top_p_fx > 0: the goal is floor(total · top_p_fx / 2^32), total the sum of every bin's mass.
-// Sets sampler_found = (d, above.x, above.y, goal.x, goal.y), above the sum of the bins over d.
-void sampler_find_digit(bool by_mass, uvec2 goal, uint top_p_fx) {
+// top_p_fx > 0: the goal is floor(total · top_p_fx / 2^32) + add, total the sum of every bin's
+// mass. Sets sampler_found = (d, above.x, above.y, goal.x, goal.y), above the sum of the bins over
+// d; d = SAMPLER_BINS when the goal exceeds the total (nothing crosses it).
+void sampler_find_digit(bool by_mass, uvec2 goal, uint top_p_fx, uint add) {
   const uint per = SAMPLER_BINS / gl_WorkGroupSize.x, lane = gl_LocalInvocationID.x;
   uvec2 mass = uvec2(0u);
   uint count = 0u;
@@ -166,10 +168,12 @@ void sampler_find_digit(bool by_mass, uvec2 goal, uint top_p_fx) {
   sampler_part[3u * lane + 2u] = mass.y;
   barrier();
   if (lane == 0u) {
+    bool none = false;
     if (top_p_fx != 0u) {
       uvec2 total = uvec2(0u);
       for (uint t = 0u; t < gl_WorkGroupSize.x; ++t) total = u64_add(total, uvec2(sampler_part[3u * t + 1u], sampler_part[3u * t + 2u]));
-      goal = u64_mul32_shift32(total, top_p_fx);
+      goal = u64_add(u64_mul32_shift32(total, top_p_fx), uvec2(add, 0u));
+      none = u64_less(total, goal) || goal == uvec2(0u);
     }
     uvec2 above = uvec2(0u);
     uint t = gl_WorkGroupSize.x - 1u;
@@ -184,7 +188,7 @@ void sampler_find_digit(bool by_mass, uvec2 goal, uint top_p_fx) {
       if (b == t * per || !u64_less(u64_add(above, bin), goal)) break;
       above = u64_add(above, bin);
     }
-    sampler_found[0] = b;
+    sampler_found[0] = none ? SAMPLER_BINS : b;
     sampler_found[1] = above.x;
     sampler_found[2] = above.y;
     sampler_found[3] = goal.x;
@@ -223,10 +227,14 @@ uint sampler_greedy_token(SamplerRow r) {
   return first == NO_TOKEN ? 0u : first;
 }
 
-// Top-k (0 < k < finite): the k-th largest key, by counts; r.cut.keep_from becomes it.
-void sampler_top_k(inout SamplerRow r) {
+// The k-th largest key of the row (0 < k < finite), by counts: `key` is it, or the lowest key of
+// the bin where the search stopped, that bin holding exactly the rank needed (whole); `need` is the
+// rank still needed at `key` (how many of its ties are among the top k, by index).
+void sampler_rank_select(SamplerRow r, uint k, out uint key, out uint need, out bool whole) {
   const uint V = uint(SAMPLER_PARAMS.vocab);
-  uint prefix = 0u, need = uint(SAMPLER_PARAMS.top_k);
+  uint prefix = 0u;
+  need = k;
+  whole = false;
   for (uint level = 0u; level < 3u; ++level) {
     sampler_clear_bins();
     for (uint x = gl_LocalInvocationID.x; x < V; x += gl_WorkGroupSize.x) {
@@ -236,18 +244,25 @@ void sampler_top_k(inout SamplerRow r) {
       if (sampler_in_prefix(k, level, prefix)) atomicAdd(sampler_count[sampler_digit(k, level)], 1u, gl_ScopeWorkgroup, 0, 0);
     }
     barrier();
-    sampler_find_digit(false, uvec2(need, 0u), 0u);
+    sampler_find_digit(false, uvec2(need, 0u), 0u, 0u);
     const uint d = sampler_found[0];
     need -= sampler_found[1];
     prefix = (prefix << (level == 2u ? 10u : 11u)) | d;
     // Every token of the bin is kept when it holds exactly the rank still needed.
-    const bool whole = sampler_count[d] == need;
+    whole = sampler_count[d] == need;
     barrier();  // every lane has read the bins before the next level clears them
     if (whole || level == 2u) {
-      r.cut.keep_from = prefix << sampler_shift(level);
+      key = prefix << sampler_shift(level);
       return;
     }
   }
+}
+
+// Top-k (0 < k < finite): r.cut.keep_from becomes the k-th largest key.
+void sampler_top_k(inout SamplerRow r) {
+  uint need;
+  bool whole;
+  sampler_rank_select(r, uint(SAMPLER_PARAMS.top_k), r.cut.keep_from, need, whole);
 }
 
 // ⌈diff / fx⌉ for 0 < diff ≤ ties·fx (so at most ties): a float estimate, then exact products.
@@ -278,7 +293,7 @@ void sampler_top_p(inout SamplerRow r) {
     }
     barrier();
     // The target, at the first level: floor(total · top_p_fx / 2^32), total the mass top-k kept.
-    sampler_find_digit(true, u64_sub(target, above), level == 0u ? SAMPLER_PARAMS.top_p_fx : 0u);
+    sampler_find_digit(true, u64_sub(target, above), level == 0u ? SAMPLER_PARAMS.top_p_fx : 0u, 0u);
     if (level == 0u) target = uvec2(sampler_found[3], sampler_found[4]);
     const uint d = sampler_found[0];
     above = u64_add(above, uvec2(sampler_found[1], sampler_found[2]));
@@ -353,54 +368,156 @@ void sampler_floor(inout SamplerRow r) {
 // that s ascending is key descending.
 uint sampler_typical_key(SamplerRow r, float l) { return sampler_key(-abs(sampler_log_weight(r, l) - r.cut.typical_c)); }
 
-// Typical (SamplerParams.typical_fx > 0) over the kept set so far: c = −S/Z (so s = |−ln p − H|),
-// then top-p's search over typical keys with target floor(Z·typical_fx / 2^32): the largest key t
-// with mass(key ≥ t) ≥ target, every tie kept. The ranked ties (one logit: one key, one e) are
-// binned by lane 0 as tie_keep tokens.
-void sampler_typical(inout SamplerRow r) {
+// What a processor's mass search weighs: typical's keys of the distance from the entropy with
+// masses e, or top-H's logit keys with weights e·(L − d) = Z·h (L = ln Z).
+const uint SEARCH_TYPICAL = 0u, SEARCH_TOP_H = 1u;
+
+// Top-H's weight of a logit with log-weight d: e·(L − d) as fixed point (below 2^24, as
+// sampler_fixed needs: L ≤ ln V).
+uvec2 sampler_top_h_weight(float d, float L) {
+  const float e = accurate_exp(d);
+  return e > 0.0 ? sampler_fixed(e * (L - d)) : uvec2(0u);  // e = 0 at d = −inf: no NaN
+}
+
+// A kept logit's key and mass in a search (false where min-p removes it).
+bool sampler_search_token(SamplerRow r, uint mode, float l, float L, out uint k, out uvec2 fx) {
+  const float d = sampler_log_weight(r, l), e = accurate_exp(d);
+  if (e < SAMPLER_PARAMS.min_p) return false;
+  if (mode == SEARCH_TYPICAL) {
+    k = sampler_typical_key(r, l);
+    fx = sampler_fixed(e);
+  } else {
+    k = sampler_key(l);
+    fx = sampler_top_h_weight(d, L);
+  }
+  return true;
+}
+
+// The mass search of typical and top-H over the kept set so far (the cut, then min-p): the
+// largest key t with mass(key ≥ t) ≥ goal, goal = floor(total·fx / 2^32) + add from the level-0
+// total. The cut's ranked ties (one logit: one key, one mass) are binned by lane 0 as tie_keep
+// tokens. Returns t, or the lowest key of a bin holding one token (count 1; `level` its digit
+// level); `above` is the mass of the keys over it; none: the goal exceeds the total.
+uint sampler_mass_search(SamplerRow r, uint mode, float L, uint fx, uint add, out uvec2 above, out uvec2 goal, out uint count,
+                         out uint level, out bool none) {
   const uint V = uint(SAMPLER_PARAMS.vocab), lane = gl_LocalInvocationID.x;
-  const float min_p = SAMPLER_PARAMS.min_p;
-  uvec2 z, s;
-  sampler_moments(r, z, s);
-  r.cut.typical_c = -(u64_to_float(s) / u64_to_float(z));
-  const uvec2 target = u64_mul32_shift32(z, SAMPLER_PARAMS.typical_fx);
   uint tie_k = 0u;
   uvec2 tie_fx = uvec2(0u);
-  if (r.cut.tie_ranked != 0u) {
-    const float l = sampler_key_value(r.cut.tie_key), e = sampler_e(r, l);
-    if (e >= min_p) tie_k = sampler_typical_key(r, l), tie_fx = u64_mul32(sampler_fixed(e), r.cut.tie_keep);
+  bool ties = false;
+  if (r.cut.tie_ranked != 0u && sampler_search_token(r, mode, sampler_key_value(r.cut.tie_key), L, tie_k, tie_fx)) {
+    tie_fx = u64_mul32(tie_fx, r.cut.tie_keep);
+    ties = true;
   }
   uint prefix = 0u;
-  uvec2 above = uvec2(0u);
-  for (uint level = 0u; level < 3u; ++level) {
+  above = uvec2(0u);
+  goal = uvec2(0u);
+  none = false;
+  for (level = 0u; level < 3u; ++level) {
     sampler_clear_bins();
     for (uint x = lane; x < V; x += gl_WorkGroupSize.x) {
       const float l = logits[r.offset + x];
       if (!(l > ACC_NEG_INF) || !sampler_above_cut(r, sampler_key(l))) continue;
-      const float e = sampler_e(r, l);
-      const uint k = sampler_typical_key(r, l);
-      if (e < min_p || !sampler_in_prefix(k, level, prefix)) continue;
+      uint k;
+      uvec2 m;
+      if (!sampler_search_token(r, mode, l, L, k, m) || !sampler_in_prefix(k, level, prefix)) continue;
       const uint b = sampler_digit(k, level);
       atomicAdd(sampler_count[b], 1u, gl_ScopeWorkgroup, 0, 0);
-      sampler_bin_mass(b, sampler_fixed(e));
+      sampler_bin_mass(b, m);
     }
-    if (lane == 0u && tie_fx != uvec2(0u) && sampler_in_prefix(tie_k, level, prefix)) {
+    if (lane == 0u && ties && sampler_in_prefix(tie_k, level, prefix)) {
       atomicAdd(sampler_count[sampler_digit(tie_k, level)], r.cut.tie_keep, gl_ScopeWorkgroup, 0, 0);
       sampler_bin_mass(sampler_digit(tie_k, level), tie_fx);
     }
     barrier();
-    sampler_find_digit(true, u64_sub(target, above), 0u);
+    sampler_find_digit(true, u64_sub(goal, above), level == 0u ? fx : 0u, level == 0u ? add : 0u);
+    if (level == 0u) goal = uvec2(sampler_found[3], sampler_found[4]);
     const uint d = sampler_found[0];
-    above = u64_add(above, uvec2(sampler_found[1], sampler_found[2]));
-    prefix = (prefix << (level == 2u ? 10u : 11u)) | d;
-    const uint count = sampler_count[d];
+    none = d == SAMPLER_BINS;
+    if (!none) {
+      above = u64_add(above, uvec2(sampler_found[1], sampler_found[2]));
+      prefix = (prefix << (level == 2u ? 10u : 11u)) | d;
+      count = sampler_count[d];
+    }
     barrier();
-    // One token in the bin, or the full key: every token from it up stays.
-    if (count == 1u || level == 2u) {
-      r.cut.typical_from = prefix << sampler_shift(level);
-      return;
+    if (none) return 0u;
+    // One token in the bin, or the full key.
+    if (count == 1u || level == 2u) return prefix << sampler_shift(level);
+  }
+  return 0u;  // not reached: level 2 returns
+}
+
+// Typical (SamplerParams.typical_fx > 0) over the kept set so far: c = −S/Z (so s = |−ln p − H|),
+// then the mass search over typical keys with goal floor(Z·typical_fx / 2^32) (the level-0 total
+// is Z): every token from the key it finds up stays, ties included.
+void sampler_typical(inout SamplerRow r) {
+  uvec2 z, s, above, goal;
+  sampler_moments(r, z, s);
+  r.cut.typical_c = -(u64_to_float(s) / u64_to_float(z));
+  uint count, level;
+  bool none;
+  r.cut.typical_from = sampler_mass_search(r, SEARCH_TYPICAL, 0.0, SAMPLER_PARAMS.typical_fx, 0u, above, goal, count, level, none);
+}
+
+// The cut as a prefix of the row in order of key descending (the smaller index first on ties):
+// the keys above `key`, and of its ties all, or the first n by index (ranked).
+void sampler_set_prefix(inout SamplerRow r, uint key, bool ranked, uint n) {
+  r.cut.keep_from = ranked ? key + 1u : key;
+  r.cut.tie_key = ranked ? key : 0u;
+  r.cut.tie_keep = ranked ? n : 0u;
+  r.cut.tie_ranked = ranked ? 1u : 0u;
+}
+
+// The largest n ≤ cap with fx·n ≤ num (fx > 0; fx·cap below 2^64): a float estimate, then exact
+// products.
+uint sampler_floor_div(uvec2 num, uvec2 fx, uint cap) {
+  uint n = uint(clamp(floor(u64_to_float(num) / u64_to_float(fx)), 0.0, float(cap)));
+  while (n > 0u && u64_less(num, u64_mul32(fx, n))) --n;
+  while (n < cap && !u64_less(num, u64_mul32(fx, n + 1u))) ++n;
+  return n;
+}
+
+// Top-H (SamplerParams.top_h_n > 0) over the kept set so far: L = ln Z from the moments; D = the
+// first N kept tokens (a rank select of the N-th key, its ties ranked by index), the shorter of
+// that prefix and the chain's cut; the budget τ = floor(Σ_D w·top_h_fx / 2^32), w = e·(L − d) = Z·h,
+// and the mass search with goal τ + 1 finds the first token whose w takes the running sum past τ.
+// The tokens before it stay (at least the top one): the cut becomes that prefix.
+void sampler_top_h(inout SamplerRow r) {
+  uvec2 z, s;
+  sampler_moments(r, z, s);
+  const float L = accurate_log(u64_to_float(z) / 1099511627776.0);  // 2^40
+  bool ranked = r.cut.tie_ranked != 0u;
+  uint key = ranked ? r.cut.tie_key : r.cut.keep_from, n = r.cut.tie_keep;
+  if (uint(SAMPLER_PARAMS.top_h_n) < r.cut.finite) {
+    uint top_n_key, need;
+    bool whole;
+    sampler_rank_select(r, uint(SAMPLER_PARAMS.top_h_n), top_n_key, need, whole);
+    if (top_n_key > key || (top_n_key == key && !whole && (!ranked || need < n))) {
+      key = top_n_key;
+      ranked = !whole;
+      n = need;
     }
   }
+  sampler_set_prefix(r, key, ranked, n);
+  if (SAMPLER_PARAMS.top_h_fx == 0u) return;  // alpha = 1: all of D
+  uvec2 above, goal;
+  uint count, level;
+  bool none;
+  const uint t = sampler_mass_search(r, SEARCH_TOP_H, L, SAMPLER_PARAMS.top_h_fx, 1u, above, goal, count, level, none);
+  if (none) return;  // the budget holds all of D
+  const uint top = sampler_key(r.cut.lmax);
+  if (count == 1u) {
+    // The bin's one token of D is the crossing one: the keys above the bin stay, or the top token
+    // alone when it is that one.
+    const uint end = t + (1u << sampler_shift(level));
+    if (top < end) sampler_set_prefix(r, top, true, 1u);
+    else sampler_set_prefix(r, end, false, 0u);
+    return;
+  }
+  // t's ties have one weight: as many stay as fit under τ after the mass above them.
+  const uvec2 w = sampler_top_h_weight(sampler_log_weight(r, sampler_key_value(t)), L);
+  uint kept_ties = w == uvec2(0u) ? count : sampler_floor_div(u64_sub(u64_sub(goal, uvec2(1u, 0u)), above), w, count);
+  if (kept_ties == 0u && t == top) kept_ties = 1u;
+  sampler_set_prefix(r, t, true, kept_ties);
 }
 
 // The rank, by index, of this lane's token among the workgroup's flagged tokens, and their total.
@@ -497,6 +614,7 @@ void sampler_thresholds(uint prow) {
     if (SAMPLER_PARAMS.top_p < 1.0) sampler_top_p(r);
     if (SAMPLER_PARAMS.cutoff > 0.0) sampler_floor(r);
     if (SAMPLER_PARAMS.typical_fx != 0u) sampler_typical(r);
+    if (SAMPLER_PARAMS.top_h_n > 0) sampler_top_h(r);
   }
   if (gl_LocalInvocationID.x == 0u) cuts[prow] = r.cut;
 }

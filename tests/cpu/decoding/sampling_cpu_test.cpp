@@ -1,6 +1,6 @@
 // sampling on the CPU backend: the shared cases on both ISAs (SET kept sets, SEMI tokens, STAT in
 // distribution mode), and outputs independent of the thread count; then the stage's processors:
-// epsilon, eta and typical on their shared cases.
+// epsilon, eta, typical and top_h on their shared cases.
 #include <catch2/catch.hpp>
 
 #include "method_cases.h"
@@ -36,4 +36,9 @@ TEST_CASE("eta cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
 TEST_CASE("typical cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
   test::require_backend("cpu");
   CHECK(test::cpu_rows_not_passing(test::kTypicalCases) == std::vector<std::string>{});
+}
+
+TEST_CASE("top_h cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
+  test::require_backend("cpu");
+  CHECK(test::cpu_rows_not_passing(test::kTopHCases) == std::vector<std::string>{});
 }

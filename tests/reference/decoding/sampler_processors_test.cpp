@@ -1,6 +1,7 @@
 // The sampler stage's processors in the reference: epsilon (reference/decoding/epsilon.cpp), eta
-// (eta.cpp) and typical (typical.cpp). Each one's kept set by hand on a row of five tokens (over
-// what the chain kept, the top token and its ties always kept, ties at typical's crossing kept),
+// (eta.cpp), typical (typical.cpp) and top-H (top_h.cpp). Each one's kept set by hand on a row of
+// five tokens (over what the chain kept, the top token and its ties always kept, ties at typical's
+// crossing kept, top-H's ties at its cut ranked by index),
 // its boundary tokens where fp32 rounding may decide membership, and its STAT mode's power twin.
 #include <catch2/catch.hpp>
 
@@ -91,4 +92,38 @@ TEST_CASE("typical STAT: dropping the tokens at the crossing distance is rejecte
   for (size_t x = 0; x < p.size(); ++x)
     if (twin.kept[x] && std::abs(-std::log(p[x]) - H) == s_star) twin.kept[x] = 0, twin.z[x] = -INFINITY;
   test::check_power_twin(c, twin, "typical without the tokens at s*");
+}
+
+TEST_CASE("top_h: the longest run of the most probable tokens within alpha of the top N's entropy", "[unit]") {
+  // p = 0.5, 0.2, 0.2, 0.05, 0.05: h = −p ln p = 0.3466, 0.3219, 0.3219, 0.1498, 0.1498; the running
+  // entropy 0.3466, 0.6685, 0.9904, 1.1401, 1.2899 (= H).
+  CHECK(test::kept_by("top_h", "top_n=5,alpha=0.4") == std::vector<int64_t>{0});  // τ = 0.516
+  CHECK(test::kept_by("top_h", "top_n=5,alpha=0.6") == std::vector<int64_t>{0, 1});  // τ = 0.774: one of the 0.2s, by index
+  CHECK(test::kept_by("top_h", "top_n=5,alpha=0.8") == std::vector<int64_t>{0, 1, 2});  // τ = 1.032
+  CHECK(test::kept_by("top_h", "top_n=5,alpha=1") == std::vector<int64_t>{0, 1, 2, 3, 4});  // the clamp: all N
+  CHECK(test::kept_by("top_h", "top_n=3,alpha=0.8") == std::vector<int64_t>{0, 1});  // τ = 0.8·0.9904 = 0.792
+  CHECK(test::kept_by("top_h", "top_n=5,alpha=0.1") == std::vector<int64_t>{0});  // the top alone exceeds τ: m = 1
+  CHECK(test::kept_by("top_h", "top_n=2,alpha=1") == std::vector<int64_t>{0, 1});  // at most N
+  // Over the chain's kept set: after top_k = 3, p = 0.556, 0.222, 0.222 and h = 0.3266, 0.3342, 0.3342;
+  // alpha = 0.6 gives τ = 0.597, the top alone (the full row's p would keep two).
+  CHECK(test::kept_by("top_h", "top_n=5,alpha=0.6,top_k=3") == std::vector<int64_t>{0});
+  // τ within rounding of the running entropy through the second token: that token either way.
+  const double h1 = -0.5 * std::log(0.5), h2 = -0.2 * std::log(0.2), H = entropy(test::kFiveTokens);
+  CHECK(test::boundary_by("top_h", cat("top_n=5,alpha=", (h1 + h2) / H)) == std::vector<int64_t>{1});
+  CHECK(test::boundary_by("top_h", "top_n=5,alpha=0.6").empty());
+  CHECK(test::boundary_by("top_h", "top_n=5,alpha=1").empty());
+}
+
+TEST_CASE("top_h STAT: stopping one token early is rejected", "[unit]") {
+  const Case c = test::method_case("top_h", "batch=1,vocab=24,top_n=24,alpha=0.8,draws=4000");
+  const auto& m = dynamic_cast<const Sampler&>(*c.method);
+  const TensorMap in = m.inputs(c);
+  ProcessedRow twin = m.process_row(c, in, 0);
+  // The kept token of the smallest z: the last of the kept run.
+  int64_t last = -1;
+  for (size_t x = 0; x < twin.z.size(); ++x)
+    if (twin.kept[x] && (last < 0 || twin.z[x] <= twin.z[last])) last = static_cast<int64_t>(x);
+  REQUIRE(test::flagged(twin.kept).size() >= 2);
+  twin.kept[last] = 0, twin.z[last] = -INFINITY;
+  test::check_power_twin(c, twin, "top-H that stops one token early");
 }

@@ -1,7 +1,7 @@
 // sampling on Vulkan (lavapipe here): the shared cases (SET kept sets, SEMI tokens, STAT in
 // distribution mode) through the device sampler stage, top-p ending inside a run of ties; the same
 // bits on every run; the plan on an H200's limits and on a device with too little shared memory.
-// Then the stage's processors: epsilon, eta and typical on their shared cases.
+// Then the stage's processors: epsilon, eta, typical and top_h on their shared cases.
 #include <catch2/catch.hpp>
 
 #include "support.h"
@@ -81,6 +81,11 @@ TEST_CASE("eta vulkan: the shared cases pass", "[vulkan]") {
 TEST_CASE("typical vulkan: the shared cases pass", "[vulkan]") {
   auto& be = test::require_backend("vulkan");
   CHECK(test::rows_not_passing(test::kTypicalCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("top_h vulkan: the shared cases pass", "[vulkan]") {
+  auto& be = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kTopHCases, be) == std::vector<std::string>{});
 }
 
 #endif
