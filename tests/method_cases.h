@@ -235,6 +235,23 @@ inline const std::vector<std::string> kTopHCases = {
     "top_h/batch=1,vocab=24,top_n=24,alpha=0.8,draws=4000/f32/s10",
 };
 
+// gumbel_topk: beam-sized k on a Llama-2 vocabulary and after the chain on a Llama-3 one; a flat
+// row (keys decided by the noise alone); k above what top-k keeps (all, then −1); greedy (the
+// argmax alone); exact ties; k = 256 after min-p; a row of −inf logits but one; k = 1 (the race);
+// distribution mode.
+inline const std::vector<std::string> kGumbelTopKCases = {
+    "gumbel_topk/batch=8,vocab=32000,samples=4/f32/s1",
+    "gumbel_topk/batch=4,vocab=128256,temperature=0.8,top_p=0.95,samples=16/f32/s2",
+    "gumbel_topk/batch=4,vocab=5000,samples=64,dist=flat/f32/s3",
+    "gumbel_topk/batch=4,vocab=3000,top_k=5,samples=8/f32/s4",
+    "gumbel_topk/batch=3,vocab=777,temperature=0,samples=4/f32/s5",
+    "gumbel_topk/batch=4,vocab=1000,samples=32,dist=ties/f32/s6",
+    "gumbel_topk/batch=2,vocab=3000,min_p=0.001,samples=256,dist=bimodal/f32/s7",
+    "gumbel_topk/batch=2,vocab=4099,samples=4,dist=onehot/f32/s8",
+    "gumbel_topk/batch=4,vocab=1000,samples=1/f32/s9",
+    "gumbel_topk/batch=1,vocab=12,samples=3,draws=4000/f32/s10",
+};
+
 // penalties: θ alone on a Llama-2 vocabulary, all three on a Llama-3 vocabulary with a long
 // history, an empty history, one token (every id the same), θ < 1 and negative α (rewards), θ off
 // with an odd batch, and a history far longer than the vocabulary's recurring ids.

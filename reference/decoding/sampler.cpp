@@ -239,8 +239,6 @@ TensorMap Sampler::inputs(const Case& c) const {
   return in;
 }
 
-namespace {
-
 void set_mask(HostTensor& mask, int64_t row, int64_t words, const std::vector<char>& bits) {
   for (int64_t w = 0; w < words; ++w) {
     uint32_t word = 0;
@@ -249,6 +247,8 @@ void set_mask(HostTensor& mask, int64_t row, int64_t words, const std::vector<ch
     mask.set(row * words + w, static_cast<double>(static_cast<int32_t>(word)));
   }
 }
+
+namespace {
 
 // Distribution mode: the tokens against softmax(z) over the impl's kept set of row 0 (every row
 // samples row 0).
@@ -292,16 +292,15 @@ Reference Sampler::reference(const Case& c, const TensorMap& in) const {
   return ref;
 }
 
-CheckReport Sampler::check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const {
+OutputCheck Sampler::check_kept(const Case& c, const Reference& ref, const TensorMap& got, std::vector<char>& row_differs) const {
   const SamplerParams s = sampler_params(c);
-  const auto decls = outputs(c);
   const int64_t R = s.rows, V = s.vocab, W = s.mask_words;
   const HostTensor &want = ref.tensors.at("kept"), &bound = ref.tensors.at("kept_boundary");
-  const HostTensor &have = got.at("kept"), &tokens = got.at("token");
+  const HostTensor& have = got.at("kept");
   // kept: equal to the reference's but at boundary tokens; no bit past the vocabulary.
   OutputCheck kept{"kept", CheckClass::SET, true, "", Json::object()};
   int64_t swaps = 0, sets_differ = 0;
-  std::vector<char> row_differs(R, 0);
+  row_differs.assign(R, 0);
   const auto word = [W](const HostTensor& t, int64_t r, int64_t w) {
     return static_cast<uint32_t>(static_cast<int64_t>(t.get(r * W + w)));
   };
@@ -331,6 +330,16 @@ CheckReport Sampler::check(const Case& c, const TensorMap& in, const Reference& 
   }
   kept.metrics["n_tie_swaps"] = swaps;
   kept.metrics["rows_differing"] = sets_differ;
+  return kept;
+}
+
+CheckReport Sampler::check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const {
+  const SamplerParams s = sampler_params(c);
+  const auto decls = outputs(c);
+  const int64_t R = s.rows, V = s.vocab, W = s.mask_words;
+  const HostTensor &have = got.at("kept"), &tokens = got.at("token");
+  std::vector<char> row_differs;
+  OutputCheck kept = check_kept(c, ref, got, row_differs);
   // token: in the impl's kept set; the reference's unless the row's sets differ or the race is
   // a boundary event.
   std::vector<int64_t> cut(R, kNoCut);
@@ -372,13 +381,17 @@ Work Sampler::work(const Case& c) const {
   return w;
 }
 
-Json Sampler::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
+double Sampler::mean_kept(const Case& c, const TensorMap& out) const {
   const SamplerParams s = sampler_params(c);
   double kept = 0;
   for (int64_t r = 0; r < s.rows; ++r)
     for (int64_t x = 0; x < s.vocab; ++x) kept += mask_bit(out.at("kept"), r, s.mask_words, x);
+  return kept / static_cast<double>(s.rows);
+}
+
+Json Sampler::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
   Json q = Json::object();
-  q["mean_kept"] = kept / static_cast<double>(s.rows);
+  q["mean_kept"] = mean_kept(c, out);
   if (c.i64("draws") > 0) {
     q["stat_p_value"] = distribution_test(*this, c, in, out).p_value;
     q["stat_alpha"] = kStatAlpha;

@@ -77,12 +77,12 @@ class Sampler : public Method {
  public:
   const MethodInfo& info() const final { return info_; }
   const ParamSchema& schema() const final { return schema_; }
-  std::vector<OutputDecl> outputs(const Case& c) const final;
+  std::vector<OutputDecl> outputs(const Case& c) const override;
   TensorMap inputs(const Case& c) const final;
-  Reference reference(const Case& c, const TensorMap& in) const final;
-  CheckReport check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const final;
+  Reference reference(const Case& c, const TensorMap& in) const override;
+  CheckReport check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const override;
   Work work(const Case& c) const override;
-  Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const final;
+  Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const override;
 
   ProcessorChain chain(const Case& c) const;
   // The fields of a backend's sampler stage that run the method's own processor (none by default).
@@ -97,12 +97,20 @@ class Sampler : public Method {
   // The method's own processor, after the standard four: may remove tokens (z = −inf, kept 0)
   // and mark boundary tokens. Default: none.
   virtual void process(const Case& /*c*/, ProcessedRow& /*row*/) const {}
+  // For a method that draws something else from the kept set (its own outputs, reference, check
+  // and quality): the kept output's SET check, row_differs[r] set where row r's kept set differs
+  // from the reference's (at boundary tokens); and the mean kept count of an output.
+  OutputCheck check_kept(const Case& c, const Reference& ref, const TensorMap& got, std::vector<char>& row_differs) const;
+  double mean_kept(const Case& c, const TensorMap& out) const;
 
   ParamSchema schema_;
 
  private:
   MethodInfo info_;
 };
+
+// Row `row` of a mask [rows, words] from one flag per token.
+void set_mask(HostTensor& mask, int64_t row, int64_t words, const std::vector<char>& bits);
 
 // Bits of a kept mask: word x / 32, bit x % 32.
 inline bool mask_bit(const HostTensor& mask, int64_t row, int64_t words, int64_t x) {

@@ -24,6 +24,7 @@
   X(u32, typical_fx)  /* typical's mass as floor(mass·2^32) (0: off) */                     \
   X(i32, top_h_n)     /* top-H's N: the budget's and the kept set's bound (0: off) */        \
   X(u32, top_h_fx)    /* top-H's alpha as floor(alpha·2^32); 0 for alpha = 1 (all N kept) */ \
+  X(i32, gumbel_k)    /* gumbel_topk: the finish draws this many distinct tokens (0: one) */ \
   X(u32, seed_lo)     /* the case seed: the Philox key */                                \
   X(u32, seed_hi)                                                                        \
   X(u32, race_stream) /* FNV-1a of the race's draw site */

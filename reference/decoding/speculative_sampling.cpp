@@ -65,7 +65,6 @@ SpeculativeParams speculative_params(const Case& c) {
 
 namespace {
 
-constexpr int kSpecVersion = 1;
 constexpr int64_t kMaxDistributionVocab = 1024;
 
 class SpeculativeSampling final : public Method {
@@ -76,7 +75,7 @@ class SpeculativeSampling final : public Method {
              .summary = "chain verification of K draft tokens by modified rejection sampling",
              .catalog_id = "C-SPECSAMP",
              .paper = "Chen et al. 2023, Accelerating Large Language Model Decoding with Speculative Sampling",
-             .spec_version = kSpecVersion,
+             .spec_version = 1,
              .phases = {},
              .dtypes = {DType::f32}};
     schema_.add({"batch", ParamType::Int, Value(int64_t{4}), {}, 1.0, 65536.0, {}, "sequences verified at once"});

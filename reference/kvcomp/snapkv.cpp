@@ -52,8 +52,6 @@
 namespace attnbench::kvcomp {
 namespace {
 
-constexpr int kSpecVersion = 1;
-
 class Snapkv final : public SnapkvScored {
  public:
   Snapkv()
@@ -61,7 +59,7 @@ class Snapkv final : public SnapkvScored {
                       .summary = "observation-window voting with pooling: keep the top prefix tokens plus the window",
                       .catalog_id = "B-SNAPKV",
                       .paper = "Li et al. 2024, SnapKV: LLM Knows What You are Looking for Before Generation",
-                      .spec_version = kSpecVersion}) {
+                      .spec_version = 1}) {
     add_window(32);
     add_budget("kept tokens per KV head, the observation window included");
     add_pooling("max", 7);

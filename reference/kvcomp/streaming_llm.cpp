@@ -32,8 +32,6 @@
 namespace attnbench::kvcomp {
 namespace {
 
-constexpr int kSpecVersion = 1;
-
 class StreamingLlm final : public ScoredSelection {
  public:
   StreamingLlm()
@@ -41,7 +39,7 @@ class StreamingLlm final : public ScoredSelection {
                          .summary = "attention sinks plus a recent window: keep the first n_sink tokens and the last budget − n_sink",
                          .catalog_id = "B-STREAMINGLLM",
                          .paper = "Xiao et al. 2024, Efficient Streaming Language Models with Attention Sinks",
-                         .spec_version = kSpecVersion}) {
+                         .spec_version = 1}) {
     schema_.add({"budget", ParamType::Int, Value(int64_t{256}), {}, 1.0, 1e7, {},
                  "kept tokens per KV head, the sinks included"});
     schema_.add({"n_sink", ParamType::Int, Value(int64_t{4}), {}, 0.0, 1e6, {},

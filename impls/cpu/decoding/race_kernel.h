@@ -37,6 +37,10 @@ struct Kernels {
   // Tokens [x0, x1) of the weights.
   RaceBest (*race)(const Weights& w, int64_t x0, int64_t x1, const PhiloxSite& site, uint64_t first_element,
                    uint32_t* scratch);
+  // Every token's key log_w − log(−log u) into out[V] (−inf where log_w is −inf; u = 0 gives −inf
+  // too): the race's keys, for a draw of several tokens (gumbel_topk). scratch as race()'s for V.
+  void (*log_keys)(const float* log_w, int64_t V, const PhiloxSite& site, uint64_t first_element, uint32_t* scratch,
+                   float* out);
 };
 
 // The best of a row's spans (larger key, then smaller index); a race whose keys are all −inf goes

@@ -80,12 +80,41 @@ RaceBest race(const Weights& wt, int64_t x0, int64_t x1, const PhiloxSite& site,
   return r;
 }
 
+void log_keys(const float* log_w, int64_t V_, const PhiloxSite& site, uint64_t first_element, uint32_t* scratch, float* out) {
+  const int64_t skip = static_cast<int64_t>(first_element & 3), blocks = (skip + V_ + 3) / 4;
+  for (int64_t b = 0; b < blocks; b += W)
+    M::philox_blocks(site.k0, site.k1, site.stream, site.domain, (first_element >> 2) + static_cast<uint64_t>(b), scratch + 4 * b);
+  const uint32_t* words = scratch + skip;
+  alignas(64) float lt[W], kt[W];
+  alignas(64) uint32_t ut[W];
+  for (int64_t x = 0; x < V_; x += W) {
+    const int64_t n = std::min<int64_t>(W, V_ - x);
+    const float* lv = log_w + x;
+    const uint32_t* uv = words + x;
+    if (n < W) {
+      std::fill(lt, lt + W, -INFINITY);
+      std::fill(ut, ut + W, 0u);
+      std::copy_n(log_w + x, n, lt);
+      std::copy_n(words + x, n, ut);
+      lv = lt;
+      uv = ut;
+    }
+    const V key = S::sub(S::load(lv), M::log(S::sub(S::zero(), M::log(M::uniforms(uv)))));
+    if (n < W) {
+      S::store(kt, key);
+      std::copy_n(kt, n, out + x);
+    } else {
+      S::store(out + x, key);
+    }
+  }
+}
+
 }  // namespace attnbench::cpu::race::ATTNBENCH_ISA
 
 namespace attnbench::cpu {
 template <>
 const race::Kernels& isa_kernels<race::Kernels, Isa::ATTNBENCH_ISA>() {
-  static const race::Kernels table{&race::ATTNBENCH_ISA::race};
+  static const race::Kernels table{&race::ATTNBENCH_ISA::race, &race::ATTNBENCH_ISA::log_keys};
   return table;
 }
 }  // namespace attnbench::cpu

@@ -50,7 +50,7 @@ void SamplerStage::prepare(const Case& c, Backend& backend, const IoBuffers& io)
   draws_ = PhiloxStream(c.seed, p_.race_stream, kDomainDraws);
   logits_ = io["logits"].ptr<float>();
   kept_ = io["kept"].ptr<uint32_t>();
-  token_ = io["token"].ptr<int32_t>();
+  token_ = io[p_.gumbel_k > 0 ? "tokens" : "token"].ptr<int32_t>();
   const Layout layout(p_.vocab);
   scratch_.clear();
   for (unsigned slot = 0; slot < pool_->size(); ++slot)
@@ -80,6 +80,32 @@ void for_each_kept(const uint32_t* mask, int64_t words, F&& f) {
 void drop(uint32_t* mask, float* log_w, int64_t x) {
   mask[x / 32] &= ~(1u << (x % 32));
   log_w[x] = -INFINITY;
+}
+
+// The best `cap` kept tokens (log_w finite) into top[], best first (key descending, the smaller
+// index first), in one pass: a heap of the best so far, which a token enters only when its key
+// beats the heap's worst (tokens come in index order, so an equal key never does). token_of(x)
+// makes a token's entry. Returns how many.
+template <typename TokenOf>
+int64_t best_kept(const float* log_w, int64_t V, int64_t cap, sampler::Token* top, TokenOf token_of) {
+  const auto better = [](const sampler::Token& a, const sampler::Token& b) {
+    return a.key > b.key || (a.key == b.key && a.index < b.index);
+  };
+  int64_t n = 0;
+  for (int64_t x = 0; x < V; ++x) {
+    if (!(log_w[x] > -INFINITY)) continue;
+    const sampler::Token t = token_of(x);
+    if (n < cap) {
+      top[n++] = t;
+      std::push_heap(top, top + n, better);  // the worst on top
+    } else if (t.key > top[0].key) {
+      std::pop_heap(top, top + n, better);
+      top[n - 1] = t;
+      std::push_heap(top, top + n, better);
+    }
+  }
+  std::sort_heap(top, top + n, better);
+  return n;
 }
 
 }  // namespace
@@ -135,33 +161,16 @@ void SamplerStage::apply_typical(float m, uint32_t* mask, float* log_w, Scratch&
 
 // Top-H: Z from the kept set's moments (kept_moments), L = ln Z, and each kept token's weight
 // w = e·(L − d) = Z·h. The top N kept tokens by the logits' own order keys (the reference's order
-// of fp64 z, exactly) in one pass: a heap of the best N so far, which a token enters only when its
-// key beats the heap's worst (tokens come in index order, so an equal key never does: the smaller
-// index first on ties). The first m stay, m the longest prefix with Σ w ≤ alpha·Σ_{top N} w, at
-// least 1; the mask and log-weights are rewritten from them.
+// of fp64 z, exactly) in one pass (best_kept). The first m stay, m the longest prefix with
+// Σ w ≤ alpha·Σ_{top N} w, at least 1; the mask and log-weights are rewritten from them.
 void SamplerStage::apply_top_h(const float* l, float m, uint32_t* mask, float* log_w, Scratch& s) const {
   const int64_t V = p_.vocab;
   double Z = 0, S = 0;
   kernels_->kept_moments(log_w, V, m, s.e, &Z, &S);
   const double L = std::log(Z);
-  const auto better = [](const sampler::Token& a, const sampler::Token& b) {
-    return a.key > b.key || (a.key == b.key && a.index < b.index);
-  };
-  const int64_t cap = p_.top_h_n;
-  int64_t n = 0;
-  for (int64_t x = 0; x < V; ++x) {
-    if (!(log_w[x] > -INFINITY)) continue;
-    const sampler::Token t{static_cast<int32_t>(x), sampler::order_key(l[x]), log_w[x], s.e[x]};
-    if (n < cap) {
-      s.top[n++] = t;
-      std::push_heap(s.top, s.top + n, better);  // the worst on top
-    } else if (t.key > s.top[0].key) {
-      std::pop_heap(s.top, s.top + n, better);
-      s.top[n - 1] = t;
-      std::push_heap(s.top, s.top + n, better);
-    }
-  }
-  std::sort_heap(s.top, s.top + n, better);  // best first
+  const int64_t n = best_kept(log_w, V, p_.top_h_n, s.top, [&](int64_t x) {
+    return sampler::Token{static_cast<int32_t>(x), sampler::order_key(l[x]), log_w[x], s.e[x]};
+  });
   const auto w = [&](int64_t i) { return static_cast<double>(s.top[i].e) * (L - (s.top[i].z - m)); };
   double total = 0;
   for (int64_t i = 0; i < n; ++i) total += w(i);
@@ -175,6 +184,20 @@ void SamplerStage::apply_top_h(const float* l, float m, uint32_t* mask, float* l
     mask[x / 32] |= 1u << (x % 32);
     log_w[x] = s.top[i].z;
   }
+}
+
+// Gumbel-top-k (gumbel_k = k > 0): the race's key of every kept token (the vectorised kernel
+// when many are kept, else one Philox word each), then the k best in one pass (best_kept), then −1.
+void SamplerStage::draw_without_replacement(int64_t r, bool many, Scratch& s) const {
+  const int64_t V = p_.vocab, k = p_.gumbel_k;
+  const uint64_t first = static_cast<uint64_t>(r) * V;
+  if (many) race_->log_keys(s.log_w, V, site_, first, s.words, s.e);
+  const int64_t n = best_kept(s.log_w, V, k, s.top, [&](int64_t x) {
+    const float key = many ? s.e[x] : s.log_w[x] - std::log(-std::log(draws_.uniform_f32(first + x)));
+    return sampler::Token{static_cast<int32_t>(x), sampler::order_key(key), key, 0.0f};
+  });
+  int32_t* out = token_ + r * k;
+  for (int64_t i = 0; i < k; ++i) out[i] = i < n ? s.top[i].index : -1;
 }
 
 void SamplerStage::run_row(int64_t r, Scratch& s) const {
@@ -194,6 +217,13 @@ void SamplerStage::run_row(int64_t r, Scratch& s) const {
     if (finite > 0)
       while (l[best] != lmax) ++best;
     if (T == 0) mask[best / 32] = 1u << (best % 32);
+    if (p_.gumbel_k > 0) {
+      // Without replacement from the kept set: the argmax alone (T = 0), or nothing.
+      int32_t* out = token_ + r * p_.gumbel_k;
+      std::fill(out, out + p_.gumbel_k, -1);
+      if (T == 0) out[0] = static_cast<int32_t>(best);
+      return;
+    }
     token_[r] = static_cast<int32_t>(best);
     return;
   }
@@ -263,6 +293,10 @@ void SamplerStage::run_row(int64_t r, Scratch& s) const {
   // many through the vectorised kernel, which draws every token's uniform.
   int64_t kept = 0;
   for (int64_t w = 0; w < words; ++w) kept += __builtin_popcount(mask[w]);
+  if (p_.gumbel_k > 0) {
+    draw_without_replacement(r, kept * kFewKeptShare > V, s);
+    return;
+  }
   if (kept * kFewKeptShare > V) {
     const race::RaceBest best = race_->race({nullptr, nullptr, s.log_w}, 0, V, site_, static_cast<uint64_t>(r) * V, s.words);
     token_[r] = race::race_winner(&best, 1);

@@ -19,7 +19,9 @@
 // the cut); top-H's budget walks them once after that pass (apply_top_h: a heap of the top N by
 // the logit's key) and rewrites the mask from the few it keeps. The race then runs over the kept log-weights: a nucleus token by token, each with its own
 // Philox word; a large kept set through the race stage (race_kernel.h), which draws every token's
-// uniform eight or sixteen at a time. Greedy rows (T = 0) take the first maximum in one pass.
+// uniform eight or sixteen at a time. Gumbel-top-k (gumbel_k > 0) takes the k best keys of the
+// same race instead of the best (draw_without_replacement). Greedy rows (T = 0) take the first
+// maximum in one pass.
 // Bytes: the logits read three times (the count pass only with top-k), the log-weights written and
 // read once, the mask written once. Measured (ci/anchors/torch_sampling.py) at a few percent of the
 // copy-bandwidth floor: the passes' per-token bucket work and the race's per-token Philox dominate,
@@ -50,6 +52,7 @@ class SamplerStage {
   void apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w, float* e) const;
   void apply_typical(float m, uint32_t* mask, float* log_w, Scratch& s) const;
   void apply_top_h(const float* l, float m, uint32_t* mask, float* log_w, Scratch& s) const;
+  void draw_without_replacement(int64_t r, bool many, Scratch& s) const;
 
   ThreadPool* pool_ = nullptr;
   const sampler::Kernels* kernels_ = nullptr;
@@ -59,7 +62,7 @@ class SamplerStage {
   PhiloxStream draws_{0, 0u, 0u};
   const float* logits_ = nullptr;
   uint32_t* kept_ = nullptr;
-  int32_t* token_ = nullptr;
+  int32_t* token_ = nullptr;  // [rows], or [rows, gumbel_k] (gumbel_topk's tokens)
   std::vector<BufferPtr> scratch_;
 };
 

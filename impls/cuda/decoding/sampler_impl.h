@@ -38,7 +38,7 @@ class SamplerImpl final : public Impl {
     params_.s = decoding::sampler_params(c);
     params_.logits = io["logits"].ptr<float>();
     params_.kept = io["kept"].ptr<uint32_t>();
-    params_.token = io["token"].ptr<int32_t>();
+    params_.token = io[params_.s.gumbel_k > 0 ? "tokens" : "token"].ptr<int32_t>();
     params_.domain = kDomainDraws;
     ctas_ = row_grid(props, sampling::kThreads, params_.s.rows, sampling::kWaves);
   }

@@ -19,6 +19,8 @@
 //   top_h_cut        top-H's budget: ln Z from the moments, the first N kept tokens (rank_select),
 //                    then the mass search over the logits' keys with weights e·(ln Z − d) = Z·h
 //                    for the first token past the budget; the result is the chain's cut, shorter
+//   gumbel_top_k     Gumbel-top-k after the mask: the rank select over the kept tokens' race keys,
+//                    the k gathered and ordered in shared memory
 //   select_and_race  the last pass: kept bits to the mask (a warp's ballot is one mask word), ties
 //                    at t* ranked by index (a block scan per tile) only when 0 < n < ties, min-p as
 //                    e ≥ min_p, and the exponential race (race.cuh) over the kept tokens, Philox
@@ -242,19 +244,21 @@ struct LogitKey {
   }
 };
 
-// The k-th largest key of the row (0 < k < finite), by counts: `key` is it, or the lowest key of
-// the bin where the search stopped, that bin holding exactly the rank needed (whole); `need` is
-// the rank still needed at `key` (how many of its ties are among the top k, by index).
+// The k-th largest of the keys key_of gives (0 < k < the tokens with a key), by counts: `key` is
+// it, or the lowest key of the bin where the search stopped, that bin holding exactly the rank
+// needed (whole); `need` is the rank still needed at `key` (how many of its ties are among the top
+// k, by index).
 struct RankSelect {
   uint32_t key;
   int need;
   bool whole;
 };
-__device__ __forceinline__ RankSelect rank_select(const float* l, int V, int k, Shared& sh) {
+template <typename KeyOf>
+__device__ __forceinline__ RankSelect rank_select(int V, int k, KeyOf key_of, Shared& sh) {
   const int t = static_cast<int>(threadIdx.x);
   RankSelect r{0u, k, false};
   for (int level = 0; level < 3; ++level) {
-    histogram<false>(V, level, r.key, LogitKey{l, 0u}, [](int) { return 0ull; }, Extra{}, sh);
+    histogram<false>(V, level, r.key, key_of, [](int) { return 0ull; }, Extra{}, sh);
     u64 mine = 0, total = 0;
     for (int e = 0; e < 8; ++e) mine += static_cast<u64>(sh.counts[8 * t + e]);
     const u64 suffix = block_suffix_sum(mine, sh, &total);
@@ -274,7 +278,9 @@ __device__ __forceinline__ RankSelect rank_select(const float* l, int V, int k, 
 }
 
 // Top-k (0 < k < finite): kept, key ≥ the result.
-__device__ __forceinline__ uint32_t top_k_key(const float* l, int V, int k, Shared& sh) { return rank_select(l, V, k, sh).key; }
+__device__ __forceinline__ uint32_t top_k_key(const float* l, int V, int k, Shared& sh) {
+  return rank_select(V, k, LogitKey{l, 0u}, sh).key;
+}
 
 // Top-p's cut: keep the finite tokens with key > key, and those with key == key, all of them
 // unless rank_ties, then the first n by index.
@@ -451,7 +457,7 @@ __device__ __forceinline__ Cut top_h_cut(const decoding::SamplerParams& s, const
   };
   Cut domain = cut;
   if (s.top_h_n < finite) {
-    const RankSelect n = rank_select(l, s.vocab, s.top_h_n, sh);
+    const RankSelect n = rank_select(s.vocab, s.top_h_n, LogitKey{l, 0u}, sh);
     domain = shorter_prefix(cut, {n.key, !n.whole, n.need});
   }
   if (s.top_h_fx == 0) return domain;  // alpha = 1: all N
@@ -509,7 +515,7 @@ __device__ __forceinline__ int block_rank(bool flag, Shared& sh, int* total) {
 // consider() needs.
 __device__ __forceinline__ void select_and_race(const float* l, int V, int64_t row, const Cut& cut, float min_p, float floor_e,
                                                 const TypicalCut* typical, float lmax, float inv_t, const DevicePhilox& site, uint32_t* mask, int32_t* token,
-                                                Shared& sh) {
+                                                Shared& sh, bool race = true) {
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const uint64_t n0 = static_cast<uint64_t>(row) * static_cast<uint64_t>(V);
   race::Candidate best = race::none();
@@ -534,7 +540,7 @@ __device__ __forceinline__ void select_and_race(const float* l, int V, int64_t r
     const unsigned word = __ballot_sync(0xffffffffu, keep);
     if (base >= V) continue;
     if (lane == 0) mask[base >> 5] = word;  // bits past V are 0: keep is false there
-    if (word == 0) continue;                // warp-uniform: no kept token, no Philox block
+    if (word == 0 || !race) continue;       // warp-uniform: no kept token, no Philox block
     const int end = min(V, base + 32);
     const uint64_t first = (n0 + static_cast<uint64_t>(base)) >> 2, last = (n0 + static_cast<uint64_t>(end) - 1) >> 2;
     const uint64_t b = first + static_cast<uint64_t>(lane);
@@ -555,6 +561,7 @@ __device__ __forceinline__ void select_and_race(const float* l, int V, int64_t r
     for (int e = 0; e < 4; ++e)
       if (kept[e]) race::consider(best, dv[e], race::log_neg_log(words[e]), xb + e);
   }
+  if (!race) return;
   race::group_merge(best, 0xffffffffu, 32);
   if (lane == 0) sh.best[warp] = best;
   __syncthreads();
@@ -564,6 +571,71 @@ __device__ __forceinline__ void select_and_race(const float* l, int V, int64_t r
     *token = race::winner(c);
   }
   __syncthreads();  // sh.best is free again
+}
+
+// A kept token's race key d − log(−log u) with the race's uniform (element n0 + x of the draw
+// site), as an order key (Gumbel-top-k's rank select); false for a token the mask does not keep.
+struct GumbelKey {
+  const float* l;
+  const uint32_t* mask;
+  float lmax, inv_t;
+  const DevicePhilox* site;
+  uint64_t n0;
+  __device__ __forceinline__ bool operator()(int x, uint32_t* key) const {
+    if (!((mask[x >> 5] >> (x & 31)) & 1u)) return false;
+    const uint64_t n = n0 + static_cast<uint64_t>(x);
+    const uint4 b = site->block(n >> 2);
+    const uint32_t w = (n & 3) == 0 ? b.x : ((n & 3) == 1 ? b.y : ((n & 3) == 2 ? b.z : b.w));
+    *key = order_key(log_weight(l[x], lmax, inv_t) - race::log_neg_log(w));
+    return true;
+  }
+};
+
+// Gumbel-top-k (s.gumbel_k = k > 0) after the kept mask: the k largest race keys of the kept
+// tokens by the rank select (each level recomputes the keys from their Philox words), the tokens
+// above its key and the first `need` of its ties by index gathered in shared memory as
+// key·2^32 + (2^32 − 1 − index), each one's place by counting the larger ones; −1 past the kept
+// count. tokens[k]. Not inlined: inlined, the one sampling kernel spilled registers in every path.
+ATTNBENCH_DEVICE_NOINLINE void gumbel_top_k(const decoding::SamplerParams& s, const float* l, int64_t row, float lmax,
+                                             const DevicePhilox& site, const uint32_t* mask, int32_t* tokens, Shared& sh) {
+  const int tid = static_cast<int>(threadIdx.x), k = s.gumbel_k, V = s.vocab;
+  __syncthreads();  // the mask words the other warps wrote
+  u64 kept = 0, n = 0;
+  for (int w = tid; w < s.mask_words; w += kThreads) kept += static_cast<u64>(__popc(mask[w]));
+  block_suffix_sum(kept, sh, &n);
+  const GumbelKey key_of{l, mask, lmax, s.inv_temperature, &site, static_cast<uint64_t>(row) * static_cast<uint64_t>(V)};
+  RankSelect sel{0u, 0, true};  // n ≤ k: every kept token
+  if (n > static_cast<u64>(k)) sel = rank_select(V, k, key_of, sh);
+  if (tid == 0) sh.counts[0] = 0;
+  __syncthreads();
+  int ties_taken = 0;
+  for (int tile0 = 0; tile0 < V; tile0 += kThreads) {  // block-uniform: block_rank inside
+    const int x = tile0 + tid;
+    uint32_t key = 0;
+    const bool kept_x = x < V && key_of(x, &key);
+    bool take = kept_x && (sel.whole ? key >= sel.key : key > sel.key);
+    if (!sel.whole) {
+      const bool tie = kept_x && key == sel.key;
+      int ties_here = 0;
+      const int before = block_rank(tie, sh, &ties_here);
+      take = take || (tie && ties_taken + before < sel.need);
+      ties_taken += ties_here;
+    }
+    if (take) sh.mass[atomicAdd(&sh.counts[0], 1)] = static_cast<u64>(key) << 32 | (0xffffffffu - static_cast<uint32_t>(x));
+  }
+  __syncthreads();
+  const int taken = sh.counts[0];  // min(k, n)
+  for (int i = tid; i < k; i += kThreads) {
+    if (i >= taken) {
+      tokens[i] = -1;
+      continue;
+    }
+    const u64 v = sh.mass[i];
+    int place = 0;
+    for (int j = 0; j < taken; ++j) place += sh.mass[j] > v;
+    tokens[place] = static_cast<int32_t>(0xffffffffu - static_cast<uint32_t>(v));
+  }
+  __syncthreads();  // counts and mass are free again
 }
 
 // What the thresholds passes decide about a row: greedy (T = 0 or nothing finite) and its token,
@@ -602,10 +674,16 @@ __device__ __forceinline__ void finish_row(const decoding::SamplerParams& s, con
     const int g = plan.greedy_token;
     for (int w = static_cast<int>(threadIdx.x); w < s.mask_words; w += kThreads)
       mask[w] = s.temperature == 0.0f && w == g / 32 ? 1u << (g % 32) : 0u;
-    if (threadIdx.x == 0) *token = g;
+    if (s.gumbel_k == 0 && threadIdx.x == 0) *token = g;
+    // Gumbel-top-k from the kept set: the argmax alone (T = 0), or nothing.
+    for (int i = static_cast<int>(threadIdx.x); i < s.gumbel_k; i += kThreads)
+      token[i] = s.temperature == 0.0f && i == 0 ? g : -1;
     return;
   }
-  select_and_race(l, s.vocab, row, plan.cut, s.min_p, plan.floor_e, s.typical_fx > 0 ? &plan.typical : nullptr, plan.lmax, s.inv_temperature, site, mask, token, sh);
+  const bool gumbel = s.gumbel_k > 0;
+  select_and_race(l, s.vocab, row, plan.cut, s.min_p, plan.floor_e, s.typical_fx > 0 ? &plan.typical : nullptr, plan.lmax,
+                  s.inv_temperature, site, mask, token, sh, !gumbel);
+  if (gumbel) gumbel_top_k(s, l, row, plan.lmax, site, mask, token, sh);
 }
 
 // One row through the standard chain (temperature, top-k, top-p, min-p), the probability floor

@@ -13,16 +13,17 @@ __global__ void __launch_bounds__(sampler::kThreads) sampling_kernel(const Param
   __shared__ sampler::Shared sh;
   const DevicePhilox site =
       DevicePhilox::make(static_cast<uint64_t>(p.s.seed_hi) << 32 | p.s.seed_lo, p.s.race_stream, p.domain);
+  const int64_t per_row = p.s.gumbel_k > 0 ? p.s.gumbel_k : 1;  // tokens a row writes
   if (p.s.prob_rows == 1) {
     // Every row reads row 0 (distribution mode): its thresholds are planned once per CTA, and each
     // row only selects and races with its own uniforms.
     const sampler::RowPlan plan = sampler::plan_row(p.s, p.logits, sh);
     for (int64_t row = blockIdx.x; row < p.s.rows; row += gridDim.x)
-      sampler::finish_row(p.s, p.logits, row, plan, site, p.kept + row * p.s.mask_words, p.token + row, sh);
+      sampler::finish_row(p.s, p.logits, row, plan, site, p.kept + row * p.s.mask_words, p.token + row * per_row, sh);
     return;
   }
   for (int64_t row = blockIdx.x; row < p.s.rows; row += gridDim.x)
-    sampler::sample_row(p.s, p.logits + row * p.s.vocab, row, site, p.kept + row * p.s.mask_words, p.token + row, sh);
+    sampler::sample_row(p.s, p.logits + row * p.s.vocab, row, site, p.kept + row * p.s.mask_words, p.token + row * per_row, sh);
 }
 
 }  // namespace

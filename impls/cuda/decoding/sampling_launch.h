@@ -17,7 +17,7 @@ struct Params {
   decoding::SamplerParams s;
   const float* logits;  // [prob_rows, V]
   uint32_t* kept;       // [rows, mask_words]
-  int32_t* token;       // [rows]
+  int32_t* token;       // [rows], or [rows, gumbel_k]
   uint32_t domain;      // the draws' domain (rng.h)
 };
 

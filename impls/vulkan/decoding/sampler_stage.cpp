@@ -1,5 +1,7 @@
 #include "sampler_stage.h"
 
+#include <algorithm>
+
 #include "attnbench/error.h"
 #include "attnbench/impl.h"
 #include "runtime/plan_support.h"
@@ -18,6 +20,7 @@ SamplerPlan plan_sampler(const decoding::SamplerParams& s, const DeviceLimits& l
   const uint64_t R = static_cast<uint64_t>(s.rows), V = static_cast<uint64_t>(s.vocab);
   p.unsupported = over_binding({{"logits", static_cast<uint64_t>(s.prob_rows) * V * 4, 4},
                                 {"kept", R * static_cast<uint64_t>(s.mask_words) * 4, 4},
+                                {"the tokens", R * static_cast<uint64_t>(std::max(s.gumbel_k, 1)) * 4, 4},
                                 {"the cuts", static_cast<uint64_t>(s.prob_rows) * kCutBytes, 4}},
                                d);
   if (!p.unsupported.empty()) return p;
@@ -45,7 +48,7 @@ void SamplerStage::prepare(const Case& c, Backend& backend, const IoBuffers& io)
   plan_ = plan_sampler(params_, be_->probe().limits);
   ATTNBENCH_ASSERT(plan_.unsupported.empty(), "prepare() of a case supports() refused: ", plan_.unsupported);
   cuts_ = be_->allocator().allocate(static_cast<size_t>(params_.prob_rows) * kCutBytes, "sampler.cuts");
-  const std::vector<const Buffer*> buffers{&io["logits"], &io["kept"], &io["token"], cuts_.get()};
+  const std::vector<const Buffer*> buffers{&io["logits"], &io["kept"], &io[params_.gumbel_k > 0 ? "tokens" : "token"], cuts_.get()};
   thresholds_ = be_->bind(be_->pipeline(shader_, {plan_.threads, 0}, 4), buffers);
   finish_ = be_->bind(be_->pipeline(shader_, {plan_.finish_threads, 1}, 4), buffers);
 }

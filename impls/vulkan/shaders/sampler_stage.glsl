@@ -11,7 +11,8 @@
 //               entropy; top-H's budget is that sweep, a rank select of the top N and the same
 //               search over the logits' keys weighted by e·(ln Z − d);
 //   finish      per sampled row: the kept mask (the cut, then min-p and the floor) and the race
-//               over the kept tokens.
+//               over the kept tokens, or for Gumbel-top-k its k best keys (a rank select of the
+//               race's keys, recomputed from their Philox words).
 // In distribution mode every draw samples the one row of logits, so its thresholds are found once.
 //
 // The including shader defines, before this file:
@@ -227,10 +228,29 @@ uint sampler_greedy_token(SamplerRow r) {
   return first == NO_TOKEN ? 0u : first;
 }
 
-// The k-th largest key of the row (0 < k < finite), by counts: `key` is it, or the lowest key of
-// the bin where the search stopped, that bin holding exactly the rank needed (whole); `need` is the
-// rank still needed at `key` (how many of its ties are among the top k, by index).
-void sampler_rank_select(SamplerRow r, uint k, out uint key, out uint need, out bool whole) {
+// A token's key in a rank select: its logit's (RANK_LOGIT: every finite logit), or its race key
+// d − log(−log u) with the race's uniform (RANK_GUMBEL: the kept tokens of sampled row `row`, whose
+// mask sampler_select wrote).
+const uint RANK_LOGIT = 0u, RANK_GUMBEL = 1u;
+bool sampler_rank_key(SamplerRow r, uint mode, uint row, uint x, out uint k) {
+  const float l = logits[r.offset + x];
+  if (mode == RANK_LOGIT) {
+    k = sampler_key(l);
+    return l > ACC_NEG_INF;
+  }
+  if (((kept[row * uint(SAMPLER_PARAMS.mask_words) + x / 32u] >> (x % 32u)) & 1u) == 0u) return false;
+  const uvec2 n = add_wide(mul_wide(row, uint(SAMPLER_PARAMS.vocab)), x);
+  const uint w = philox_word(uvec2(SAMPLER_PARAMS.seed_lo, SAMPLER_PARAMS.seed_hi), SAMPLER_PARAMS.race_stream,
+                             PHILOX_DOMAIN_DRAWS, n.x, n.y);
+  k = sampler_key(sampler_log_weight(r, l) - accurate_log(-accurate_log(philox_uniform_f32(w))));
+  return true;
+}
+
+// The k-th largest key (sampler_rank_key) of the row (0 < k < the tokens with a key), by counts:
+// `key` is it, or the lowest key of the bin where the search stopped, that bin holding exactly the
+// rank needed (whole); `need` is the rank still needed at `key` (how many of its ties are among the
+// top k, by index).
+void sampler_rank_select(SamplerRow r, uint mode, uint row, uint k, out uint key, out uint need, out bool whole) {
   const uint V = uint(SAMPLER_PARAMS.vocab);
   uint prefix = 0u;
   need = k;
@@ -238,10 +258,9 @@ void sampler_rank_select(SamplerRow r, uint k, out uint key, out uint need, out 
   for (uint level = 0u; level < 3u; ++level) {
     sampler_clear_bins();
     for (uint x = gl_LocalInvocationID.x; x < V; x += gl_WorkGroupSize.x) {
-      const float l = logits[r.offset + x];
-      if (!(l > ACC_NEG_INF)) continue;
-      const uint k = sampler_key(l);
-      if (sampler_in_prefix(k, level, prefix)) atomicAdd(sampler_count[sampler_digit(k, level)], 1u, gl_ScopeWorkgroup, 0, 0);
+      uint t;
+      if (sampler_rank_key(r, mode, row, x, t) && sampler_in_prefix(t, level, prefix))
+        atomicAdd(sampler_count[sampler_digit(t, level)], 1u, gl_ScopeWorkgroup, 0, 0);
     }
     barrier();
     sampler_find_digit(false, uvec2(need, 0u), 0u, 0u);
@@ -262,7 +281,7 @@ void sampler_rank_select(SamplerRow r, uint k, out uint key, out uint need, out 
 void sampler_top_k(inout SamplerRow r) {
   uint need;
   bool whole;
-  sampler_rank_select(r, uint(SAMPLER_PARAMS.top_k), r.cut.keep_from, need, whole);
+  sampler_rank_select(r, RANK_LOGIT, 0u, uint(SAMPLER_PARAMS.top_k), r.cut.keep_from, need, whole);
 }
 
 // ⌈diff / fx⌉ for 0 < diff ≤ ties·fx (so at most ties): a float estimate, then exact products.
@@ -490,7 +509,7 @@ void sampler_top_h(inout SamplerRow r) {
   if (uint(SAMPLER_PARAMS.top_h_n) < r.cut.finite) {
     uint top_n_key, need;
     bool whole;
-    sampler_rank_select(r, uint(SAMPLER_PARAMS.top_h_n), top_n_key, need, whole);
+    sampler_rank_select(r, RANK_LOGIT, 0u, uint(SAMPLER_PARAMS.top_h_n), top_n_key, need, whole);
     if (top_n_key > key || (top_n_key == key && !whole && (!ranked || need < n))) {
       key = top_n_key;
       ranked = !whole;
@@ -604,6 +623,56 @@ void sampler_race(uint row, SamplerRow r) {
   if (gl_LocalInvocationID.x == 0u) token[row] = int(best == NO_TOKEN ? 0u : best);
 }
 
+// Gumbel-top-k (SamplerParams.gumbel_k = k > 0), after the kept mask: the k largest race keys of
+// the kept tokens by the rank select (each level recomputes the keys from their Philox words), the
+// tokens above its key and the first `need` of its ties by index gathered in shared memory (the
+// mass bins: key, index), each one's place by counting the better ones (key descending, the
+// smaller index first); −1 past the kept count.
+void sampler_gumbel_topk(uint row, SamplerRow r) {
+  const uint V = uint(SAMPLER_PARAMS.vocab), k = uint(SAMPLER_PARAMS.gumbel_k), lane = gl_LocalInvocationID.x;
+  const uint words = uint(SAMPLER_PARAMS.mask_words);
+  uint n = 0u;
+  for (uint w = lane; w < words; w += gl_WorkGroupSize.x) n += bitCount(kept[row * words + w]);
+  n = team_add(n);
+  uint from = 0u, need = 0u;
+  bool whole = true;
+  if (n > k) sampler_rank_select(r, RANK_GUMBEL, row, k, from, need, whole);
+  if (lane == 0u) sampler_found[0] = 0u;
+  barrier();
+  uint ties_before = 0u;
+  for (uint base = 0u; base < V; base += gl_WorkGroupSize.x) {  // whole tiles: uniform trip count
+    const uint x = base + lane;
+    uint key = 0u;
+    const bool kept_x = x < V && sampler_rank_key(r, RANK_GUMBEL, row, x, key);
+    bool take = kept_x && (whole ? key >= from : key > from);
+    if (!whole) {
+      const bool tie = kept_x && key == from;
+      uint total;
+      const uint rank = ties_before + sampler_exclusive_rank(tie, total);
+      take = take || (tie && rank < need);
+      ties_before += total;
+    }
+    if (take) {
+      const uint slot = atomicAdd(sampler_found[0], 1u, gl_ScopeWorkgroup, 0, 0);
+      sampler_mass_lo[slot] = key;
+      sampler_mass_hi[slot] = x;
+    }
+  }
+  barrier();
+  const uint taken = sampler_found[0];  // min(k, n)
+  for (uint i = lane; i < k; i += gl_WorkGroupSize.x) {
+    if (i >= taken) {
+      token[row * k + i] = -1;
+      continue;
+    }
+    const uint key = sampler_mass_lo[i], x = sampler_mass_hi[i];
+    uint place = 0u;
+    for (uint j = 0u; j < taken; ++j)
+      place += sampler_mass_lo[j] > key || (sampler_mass_lo[j] == key && sampler_mass_hi[j] < x) ? 1u : 0u;
+    token[row * k + place] = int(x);
+  }
+}
+
 // The thresholds pass for row `prow` of the logits: the standard chain's cut.
 void sampler_thresholds(uint prow) {
   SamplerRow r = sampler_scan_row(prow);
@@ -631,11 +700,15 @@ void sampler_finish(uint row) {
     const bool keep = SAMPLER_PARAMS.temperature == 0.0;
     for (uint w = gl_LocalInvocationID.x; w < words; w += gl_WorkGroupSize.x)
       kept[row * words + w] = keep && w == best / 32u ? 1u << (best % 32u) : 0u;
-    if (gl_LocalInvocationID.x == 0u) token[row] = int(best);
+    const uint k = uint(SAMPLER_PARAMS.gumbel_k);
+    if (k == 0u && gl_LocalInvocationID.x == 0u) token[row] = int(best);
+    // Gumbel-top-k from the kept set: the argmax alone (T = 0), or nothing.
+    for (uint i = gl_LocalInvocationID.x; i < k; i += gl_WorkGroupSize.x) token[row * k + i] = keep && i == 0u ? int(best) : -1;
     return;
   }
   sampler_select(row, r);
-  sampler_race(row, r);
+  if (SAMPLER_PARAMS.gumbel_k > 0) sampler_gumbel_topk(row, r);
+  else sampler_race(row, r);
 }
 
 #endif

@@ -1,6 +1,6 @@
 // sampling on the CPU backend: the shared cases on both ISAs (SET kept sets, SEMI tokens, STAT in
 // distribution mode), and outputs independent of the thread count; then the stage's processors:
-// epsilon, eta, typical and top_h on their shared cases.
+// epsilon, eta, typical and top_h on their shared cases, and gumbel_topk's draw of k tokens.
 #include <catch2/catch.hpp>
 
 #include "method_cases.h"
@@ -41,4 +41,9 @@ TEST_CASE("typical cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]
 TEST_CASE("top_h cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
   test::require_backend("cpu");
   CHECK(test::cpu_rows_not_passing(test::kTopHCases) == std::vector<std::string>{});
+}
+
+TEST_CASE("gumbel_topk cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
+  test::require_backend("cpu");
+  CHECK(test::cpu_rows_not_passing(test::kGumbelTopKCases) == std::vector<std::string>{});
 }

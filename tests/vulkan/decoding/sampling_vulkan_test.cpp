@@ -1,7 +1,7 @@
 // sampling on Vulkan (lavapipe here): the shared cases (SET kept sets, SEMI tokens, STAT in
 // distribution mode) through the device sampler stage, top-p ending inside a run of ties; the same
 // bits on every run; the plan on an H200's limits and on a device with too little shared memory.
-// Then the stage's processors: epsilon, eta, typical and top_h on their shared cases.
+// Then the stage's processors: epsilon, eta, typical and top_h on their shared cases, and gumbel_topk's draw of k tokens.
 #include <catch2/catch.hpp>
 
 #include "support.h"
@@ -86,6 +86,11 @@ TEST_CASE("typical vulkan: the shared cases pass", "[vulkan]") {
 TEST_CASE("top_h vulkan: the shared cases pass", "[vulkan]") {
   auto& be = test::require_backend("vulkan");
   CHECK(test::rows_not_passing(test::kTopHCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("gumbel_topk vulkan: the shared cases pass", "[vulkan]") {
+  auto& be = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kGumbelTopKCases, be) == std::vector<std::string>{});
 }
 
 #endif
