@@ -219,12 +219,7 @@ class GumbelTopK final : public Sampler {
       }
     }
     tok.metrics["n_tie_swaps"] = swaps;
-    if (c.i64("draws") > 0 && tok.pass && kept.pass) {
-      const OutputCheck st = check_stat(outputs(c)[1], distribution_tests(c, in, got));
-      for (const auto& [key, v] : st.metrics.items()) tok.metrics[key] = v;
-      tok.cls = CheckClass::STAT;
-      if (!st.pass) tok.pass = false, tok.message = st.message;
-    }
+    apply_stat(c, outputs(c)[1], kept, tok, [&] { return distribution_tests(c, in, got); });
     CheckReport report;
     report.outputs = {kept, tok};
     return report;
@@ -233,13 +228,7 @@ class GumbelTopK final : public Sampler {
   Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const override {
     Json q = Json::object();
     q["mean_kept"] = mean_kept(c, out);
-    if (c.i64("draws") > 0) {
-      double p = 1;
-      const std::vector<GofResult> tests = distribution_tests(c, in, out);
-      for (const GofResult& t : tests) p = std::min(p, t.p_value);
-      q["stat_p_value"] = std::min(1.0, p * static_cast<double>(tests.size()));
-      q["stat_alpha"] = kStatAlpha;
-    }
+    stat_quality(c, q, [&] { return distribution_tests(c, in, out); });
     return q;
   }
 

@@ -357,12 +357,7 @@ CheckReport Sampler::check(const Case& c, const TensorMap& in, const Reference& 
   as_rows.shape = {R, 1};
   OutputCheck tok = check_semi(as_rows, ref.tensors.at("token"), one, tokens, one, cut);
   if (!broken.empty()) tok.pass = false, tok.message = broken;
-  if (c.i64("draws") > 0 && tok.pass && kept.pass) {
-    const OutputCheck st = check_stat(decls[1], {distribution_test(*this, c, in, got)});
-    for (const auto& [k, v] : st.metrics.items()) tok.metrics[k] = v;
-    tok.cls = CheckClass::STAT;
-    if (!st.pass) tok.pass = false, tok.message = st.message;
-  }
+  apply_stat(c, decls[1], kept, tok, [&] { return std::vector<GofResult>{distribution_test(*this, c, in, got)}; });
   CheckReport report;
   report.outputs = {kept, tok};
   return report;
@@ -392,11 +387,30 @@ double Sampler::mean_kept(const Case& c, const TensorMap& out) const {
 Json Sampler::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
   Json q = Json::object();
   q["mean_kept"] = mean_kept(c, out);
-  if (c.i64("draws") > 0) {
-    q["stat_p_value"] = distribution_test(*this, c, in, out).p_value;
-    q["stat_alpha"] = kStatAlpha;
-  }
+  stat_quality(c, q, [&] { return std::vector<GofResult>{distribution_test(*this, c, in, out)}; });
   return q;
+}
+
+}  // namespace attnbench::decoding
+
+namespace attnbench::decoding {
+
+void Sampler::apply_stat(const Case& c, const OutputDecl& token, const OutputCheck& kept, OutputCheck& tok,
+                         const std::function<std::vector<GofResult>()>& tests) {
+  if (c.i64("draws") == 0 || !tok.pass || !kept.pass) return;
+  const OutputCheck st = check_stat(token, tests());
+  for (const auto& [k, v] : st.metrics.items()) tok.metrics[k] = v;
+  tok.cls = CheckClass::STAT;
+  if (!st.pass) tok.pass = false, tok.message = st.message;
+}
+
+void Sampler::stat_quality(const Case& c, Json& q, const std::function<std::vector<GofResult>()>& tests) {
+  if (c.i64("draws") == 0) return;
+  const std::vector<GofResult> t = tests();
+  double p = 1;
+  for (const GofResult& g : t) p = std::min(p, g.p_value);
+  q["stat_p_value"] = std::min(1.0, p * static_cast<double>(t.size()));
+  q["stat_alpha"] = kStatAlpha;
 }
 
 }  // namespace attnbench::decoding

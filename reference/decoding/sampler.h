@@ -32,6 +32,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <functional>
+
+#include "attnbench/check_stat.h"
 #include "attnbench/method.h"
 #include "gdist.h"
 #include "sampler_common.h"
@@ -102,6 +105,12 @@ class Sampler : public Method {
   // from the reference's (at boundary tokens); and the mean kept count of an output.
   OutputCheck check_kept(const Case& c, const Reference& ref, const TensorMap& got, std::vector<char>& row_differs) const;
   double mean_kept(const Case& c, const TensorMap& out) const;
+  // Distribution mode (draws > 0): the token output's verdict becomes that of its tests (STAT,
+  // Bonferroni over them) when it and kept passed; tests() runs them only then.
+  static void apply_stat(const Case& c, const OutputDecl& token, const OutputCheck& kept, OutputCheck& tok,
+                         const std::function<std::vector<GofResult>()>& tests);
+  // quality's stat_p_value (Bonferroni over the tests) and stat_alpha, in distribution mode.
+  static void stat_quality(const Case& c, Json& q, const std::function<std::vector<GofResult>()>& tests);
 
   ParamSchema schema_;
 

@@ -25,6 +25,9 @@
   X(i32, top_h_n)     /* top-H's N: the budget's and the kept set's bound (0: off) */        \
   X(u32, top_h_fx)    /* top-H's alpha as floor(alpha·2^32); 0 for alpha = 1 (all N kept) */ \
   X(i32, gumbel_k)    /* gumbel_topk: the finish draws this many distinct tokens (0: one) */ \
+  X(i32, arith_codes) /* arithmetic_sampling: codes per prompt (0: off); rows = steps·S */    \
+  X(i32, arith_steps) /* its steps; row t·S + s is sequence s at step t */                 \
+  X(u32, arith_stream) /* its offsets' draw site, "arith.offset" (two words per prompt) */   \
   X(u32, seed_lo)     /* the case seed: the Philox key */                                \
   X(u32, seed_hi)                                                                        \
   X(u32, race_stream) /* FNV-1a of the race's draw site */

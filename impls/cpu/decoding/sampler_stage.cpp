@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attnbench/rng.h"
+#include "reference/decoding/arithmetic_common.h"
 
 namespace attnbench::cpu {
 
@@ -48,6 +49,7 @@ void SamplerStage::prepare(const Case& c, Backend& backend, const IoBuffers& io)
   p_ = decoding::sampler_params(c);
   site_ = {p_.seed_lo, p_.seed_hi, p_.race_stream, kDomainDraws};
   draws_ = PhiloxStream(c.seed, p_.race_stream, kDomainDraws);
+  offsets_ = PhiloxStream(c.seed, p_.arith_stream, kDomainDraws);
   logits_ = io["logits"].ptr<float>();
   kept_ = io["kept"].ptr<uint32_t>();
   token_ = io[p_.gumbel_k > 0 ? "tokens" : "token"].ptr<int32_t>();
@@ -59,12 +61,29 @@ void SamplerStage::prepare(const Case& c, Backend& backend, const IoBuffers& io)
 
 void SamplerStage::run() {
   const Layout layout(p_.vocab);
-  pool_->parallel_for_slots(p_.rows, [&](int64_t begin, int64_t end, unsigned slot) {
+  const auto scratch = [&](unsigned slot) {
     auto* base = scratch_[slot]->ptr<unsigned char>();
-    Scratch s{reinterpret_cast<int32_t*>(base + layout.counts), reinterpret_cast<double*>(base + layout.mass),
-              reinterpret_cast<sampler::Token*>(base + layout.top), reinterpret_cast<float*>(base + layout.log_w),
-              reinterpret_cast<float*>(base + layout.e), reinterpret_cast<uint32_t*>(base + layout.words)};
-    for (int64_t r = begin; r < end; ++r) run_row(r, s);
+    return Scratch{reinterpret_cast<int32_t*>(base + layout.counts), reinterpret_cast<double*>(base + layout.mass),
+                   reinterpret_cast<sampler::Token*>(base + layout.top), reinterpret_cast<float*>(base + layout.log_w),
+                   reinterpret_cast<float*>(base + layout.e), reinterpret_cast<uint32_t*>(base + layout.words)};
+  };
+  if (p_.arith_codes > 0) {
+    // Arithmetic sampling: a sequence's steps in order (its code carried), sequences in parallel.
+    const int64_t S = p_.rows / p_.arith_steps;
+    pool_->parallel_for_slots(S, [&](int64_t begin, int64_t end, unsigned slot) {
+      Scratch s = scratch(slot);
+      for (int64_t q = begin; q < end; ++q) {
+        const int64_t prompt = q / p_.arith_codes;
+        uint64_t code = (offsets_.word(2 * prompt) | static_cast<uint64_t>(offsets_.word(2 * prompt + 1)) << 32) +
+                        decoding::arithmetic_lattice(q % p_.arith_codes, p_.arith_codes);
+        for (int64_t t = 0; t < p_.arith_steps; ++t) run_row(t * S + q, s, &code);
+      }
+    });
+    return;
+  }
+  pool_->parallel_for_slots(p_.rows, [&](int64_t begin, int64_t end, unsigned slot) {
+    Scratch s = scratch(slot);
+    for (int64_t r = begin; r < end; ++r) run_row(r, s, nullptr);
   });
 }
 
@@ -200,7 +219,32 @@ void SamplerStage::draw_without_replacement(int64_t r, bool many, Scratch& s) co
   for (int64_t i = 0; i < k; ++i) out[i] = i < n ? s.top[i].index : -1;
 }
 
-void SamplerStage::run_row(int64_t r, Scratch& s) const {
+// Arithmetic sampling's pick: e of every kept token (kept_moments), fx = floor(e·2^40), Z = Σ fx
+// in token-id order; the token where the running sum first exceeds floor(C·Z / 2^64), and the code
+// rescaled into its bucket (arithmetic_common.h).
+int32_t SamplerStage::arithmetic_pick(float m, Scratch& s, uint64_t* code) const {
+  const int64_t V = p_.vocab;
+  double Z = 0, S = 0;
+  kernels_->kept_moments(s.log_w, V, m, s.e, &Z, &S);
+  const auto fx = [&](int64_t x) { return static_cast<uint64_t>(s.e[x] * 0x1p40f); };  // exact product, truncated
+  uint64_t total = 0;
+  int64_t last = 0;
+  for (int64_t x = 0; x < V; ++x)
+    if (s.log_w[x] > -INFINITY) total += fx(x), last = x;
+  const uint64_t at = decoding::arithmetic_position(*code, total);
+  uint64_t before = 0;
+  for (int64_t x = 0; x < V; ++x) {
+    if (!(s.log_w[x] > -INFINITY)) continue;
+    if (before + fx(x) > at || x == last) {
+      *code = decoding::arithmetic_next(*code, total, before, fx(x));
+      return static_cast<int32_t>(x);
+    }
+    before += fx(x);
+  }
+  return 0;
+}
+
+void SamplerStage::run_row(int64_t r, Scratch& s, uint64_t* code) const {
   using sampler::kBuckets;
   const int64_t V = p_.vocab, words = p_.mask_words;
   const float* l = logits_ + decoding::logits_row_of(p_, r) * V;
@@ -295,6 +339,10 @@ void SamplerStage::run_row(int64_t r, Scratch& s) const {
   for (int64_t w = 0; w < words; ++w) kept += __builtin_popcount(mask[w]);
   if (p_.gumbel_k > 0) {
     draw_without_replacement(r, kept * kFewKeptShare > V, s);
+    return;
+  }
+  if (code != nullptr) {
+    token_[r] = kept > 0 ? arithmetic_pick(m, s, code) : 0;
     return;
   }
   if (kept * kFewKeptShare > V) {

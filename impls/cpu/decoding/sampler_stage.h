@@ -21,7 +21,9 @@
 // Philox word; a large kept set through the race stage (race_kernel.h), which draws every token's
 // uniform eight or sixteen at a time. Gumbel-top-k (gumbel_k > 0) takes the k best keys of the
 // same race instead of the best (draw_without_replacement). Greedy rows (T = 0) take the first
-// maximum in one pass.
+// maximum in one pass. Arithmetic sampling (arith_codes > 0) runs a sequence's rows step by step,
+// its code picking each step's token by the inverse CDF of the kept masses in token-id order
+// (arithmetic_pick), sequences in parallel.
 // Bytes: the logits read three times (the count pass only with top-k), the log-weights written and
 // read once, the mask written once. Measured (ci/anchors/torch_sampling.py) at a few percent of the
 // copy-bandwidth floor: the passes' per-token bucket work and the race's per-token Philox dominate,
@@ -48,7 +50,10 @@ class SamplerStage {
 
  private:
   struct Scratch;
-  void run_row(int64_t r, Scratch& s) const;
+  // Row r through the chain, then its draw: the race, Gumbel-top-k, or with a code arithmetic
+  // sampling's pick (the code carried to the sequence's next step).
+  void run_row(int64_t r, Scratch& s, uint64_t* code) const;
+  int32_t arithmetic_pick(float m, Scratch& s, uint64_t* code) const;
   void apply_floor(const float* l, float m, float lmax, uint32_t* mask, float* log_w, float* e) const;
   void apply_typical(float m, uint32_t* mask, float* log_w, Scratch& s) const;
   void apply_top_h(const float* l, float m, uint32_t* mask, float* log_w, Scratch& s) const;
@@ -60,6 +65,7 @@ class SamplerStage {
   decoding::SamplerParams p_{};
   race::PhiloxSite site_{};
   PhiloxStream draws_{0, 0u, 0u};
+  PhiloxStream offsets_{0, 0u, 0u};  // arithmetic sampling's code offsets
   const float* logits_ = nullptr;
   uint32_t* kept_ = nullptr;
   int32_t* token_ = nullptr;  // [rows], or [rows, gumbel_k] (gumbel_topk's tokens)

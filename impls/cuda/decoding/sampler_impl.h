@@ -40,7 +40,9 @@ class SamplerImpl final : public Impl {
     params_.kept = io["kept"].ptr<uint32_t>();
     params_.token = io[params_.s.gumbel_k > 0 ? "tokens" : "token"].ptr<int32_t>();
     params_.domain = kDomainDraws;
-    ctas_ = row_grid(props, sampling::kThreads, params_.s.rows, sampling::kWaves);
+    // Arithmetic sampling: a CTA per sequence (its steps in order).
+    const int64_t units = params_.s.arith_codes > 0 ? params_.s.rows / params_.s.arith_steps : params_.s.rows;
+    ctas_ = row_grid(props, sampling::kThreads, units, sampling::kWaves);
   }
 
   void run() override {

@@ -19,6 +19,8 @@
 //   top_h_cut        top-H's budget: ln Z from the moments, the first N kept tokens (rank_select),
 //                    then the mass search over the logits' keys with weights e·(ln Z − d) = Z·h
 //                    for the first token past the budget; the result is the chain's cut, shorter
+//   arithmetic_pick  arithmetic sampling after the mask: the mass search over the kept tokens in
+//                    token-id order for the code's position, then the code rescaled
 //   gumbel_top_k     Gumbel-top-k after the mask: the rank select over the kept tokens' race keys,
 //                    the k gathered and ordered in shared memory
 //   select_and_race  the last pass: kept bits to the mask (a warp's ballot is one mask word), ties
@@ -46,6 +48,7 @@
 #include "../runtime/device_math.cuh"
 #include "../runtime/philox.cuh"
 #include "race.cuh"
+#include "reference/decoding/arithmetic_common.h"
 #include "reference/decoding/sampler_common.h"
 #include "sampling_launch.h"
 
@@ -290,29 +293,37 @@ struct Cut {
   int n;
 };
 
-// The mass search of top-p, typical and top-H: over the tokens key_of counts (masses mass_of, and
-// `extra`), with target = ⌊total·p_fx / 2^32⌋ + add from the level-0 total, the largest key t with
-// mass(key ≥ t) ≥ target. `prefix` is t, or the lowest key of a bin holding one token (one_token:
-// that token is the crossing one; `level` the digit level of that bin); `above` the mass of the
-// keys above the prefix; `ties` the tokens in its bin. none: the target exceeds the total.
+// The mass search of top-p, typical, top-H and arithmetic sampling: over the tokens key_of counts
+// (masses mass_of, and `extra`), with target = target_of(total) from the level-0 total, the largest
+// key t with mass(key ≥ t) ≥ target. `prefix` is t, or the lowest key of a bin holding one token
+// (one_token: that token is the crossing one; `level` the digit level of that bin); `above` the
+// mass of the keys above the prefix; `ties` the tokens in its bin. none: the target exceeds the
+// total (or is 0).
 struct MassSearch {
   uint32_t prefix;
-  u64 target, above, ties;
+  u64 target, above, ties, total;
   bool one_token, none;
   int level;
 };
-template <typename KeyOf, typename MassOf>
-__device__ __forceinline__ MassSearch mass_search(int V, uint32_t p_fx, u64 add, KeyOf key_of, MassOf mass_of, const Extra& extra,
+// ⌊total·fx / 2^32⌋ + add: a share fx / 2^32 of the mass (top-p, typical), past it (top-H: add 1).
+struct MassShare {
+  uint32_t fx;
+  u64 add;
+  __device__ __forceinline__ u64 operator()(u64 total) const { return mass_target(total, fx) + add; }
+};
+template <typename Target, typename KeyOf, typename MassOf>
+__device__ __forceinline__ MassSearch mass_search(int V, Target target_of, KeyOf key_of, MassOf mass_of, const Extra& extra,
                                                   Shared& sh) {
   const int t = static_cast<int>(threadIdx.x);
-  MassSearch r{0u, 0, 0, 0, false, false, 0};
+  MassSearch r{0u, 0, 0, 0, 0, false, false, 0};
   for (int level = 0; level < 3; ++level) {
     histogram<true>(V, level, r.prefix, key_of, mass_of, extra, sh);
     u64 mine = 0, total = 0;
     for (int e = 0; e < 8; ++e) mine += sh.mass[8 * t + e];
     const u64 suffix = block_suffix_sum(mine, sh, &total);
     if (level == 0) {
-      r.target = mass_target(total, p_fx) + add;  // top-p, typical: < total, and ≥ 1 (the max's fx is 2^40)
+      r.total = total;
+      r.target = target_of(total);  // top-p, typical: < total, and ≥ 1 (the max's fx is 2^40)
       if (r.target > total || r.target == 0) {
         r.none = true;  // block-uniform: every thread has the same total
         return r;
@@ -338,7 +349,7 @@ __device__ __forceinline__ MassSearch mass_search(int V, uint32_t p_fx, u64 add,
 __device__ __forceinline__ Cut top_p_cut(const float* l, int V, uint32_t floor_key, float lmax, float inv_t,
                                          uint32_t top_p_fx, Shared& sh) {
   const MassSearch m = mass_search(
-      V, top_p_fx, 0, LogitKey{l, floor_key}, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, Extra{}, sh);
+      V, MassShare{top_p_fx, 0}, LogitKey{l, floor_key}, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, Extra{}, sh);
   // The bin's one token is the crossing one; the bin may hold tokens below top-k's floor.
   if (m.one_token) return {max(m.prefix, floor_key), false, 1};
   // t* = prefix, `above` the mass of the keys above it; its ties have the same fx.
@@ -429,7 +440,7 @@ __device__ __forceinline__ TypicalCut typical_cut(const decoding::SamplerParams&
     *key = typical_key(v, lmax, inv_t, c);
     return true;
   };
-  const MassSearch ms = mass_search(s.vocab, s.typical_fx, 0, key_of, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, ties, sh);
+  const MassSearch ms = mass_search(s.vocab, MassShare{s.typical_fx, 0}, key_of, [&](int x) { return fixed_mass(l[x], lmax, inv_t); }, ties, sh);
   return {ms.prefix, c};
 }
 
@@ -472,7 +483,7 @@ __device__ __forceinline__ Cut top_h_cut(const decoding::SamplerParams& s, const
     *key = order_key(v);
     return above_cut(domain, *key) && expf(log_weight(v, lmax, inv_t)) >= s.min_p;
   };
-  const MassSearch ms = mass_search(s.vocab, s.top_h_fx, 1, key_of, [&](int x) { return weight(l[x]); }, ties, sh);
+  const MassSearch ms = mass_search(s.vocab, MassShare{s.top_h_fx, 1}, key_of, [&](int x) { return weight(l[x]); }, ties, sh);
   if (ms.none) return domain;  // the budget holds all of D
   const uint32_t top = order_key(lmax);
   if (ms.one_token) {
@@ -638,6 +649,46 @@ ATTNBENCH_DEVICE_NOINLINE void gumbel_top_k(const decoding::SamplerParams& s, co
   __syncthreads();  // counts and mass are free again
 }
 
+// Arithmetic sampling's pick (s.arith_codes > 0) after the kept mask: the kept tokens' masses
+// fx in token-id order (keys 2^32 − 1 − x, so key descending is index ascending) and the mass
+// search with target floor(C·Z / 2^64) + 1 finds the token v where the running sum first exceeds
+// the code's position; `above` is the mass before it. Thread 0 writes the token and the next code
+// (arithmetic_common.h) to *code through shared memory; every thread returns with it.
+ATTNBENCH_DEVICE_NOINLINE void arithmetic_pick(const decoding::SamplerParams& s, const float* l, float lmax, const uint32_t* mask,
+                                               uint64_t* code, int32_t* token, Shared& sh) {
+  const int tid = static_cast<int>(threadIdx.x), V = s.vocab;
+  const float inv_t = s.inv_temperature;
+  __syncthreads();  // the mask words the other warps wrote
+  const uint64_t c = *code;
+  const auto key_of = [&](int x, uint32_t* key) {
+    *key = 0xffffffffu - static_cast<uint32_t>(x);
+    return ((mask[x >> 5] >> (x & 31)) & 1u) != 0;
+  };
+  const auto mass_of = [&](int x) { return fixed_mass(l[x], lmax, inv_t); };
+  const MassSearch ms = mass_search(
+      V, [c](u64 total) { return static_cast<u64>(decoding::arithmetic_position(c, total)) + 1; }, key_of, mass_of, Extra{}, sh);
+  // The crossing token: the one kept token of the search's last bin (its key range, as indices).
+  const uint32_t width = 1u << level_shift(ms.level);
+  const int64_t last = static_cast<int64_t>(0xffffffffu - ms.prefix);  // the bin's largest index
+  const int hi = static_cast<int>(last < V - 1 ? last : V - 1);
+  const int lo = static_cast<int>(last - static_cast<int64_t>(width - 1) > 0 ? last - static_cast<int64_t>(width - 1) : 0);
+  int v = 0x7fffffff;
+  for (int x = lo + tid; x <= hi; x += kThreads)
+    if ((mask[x >> 5] >> (x & 31)) & 1u) v = min(v, x);
+  for (int off = 16; off > 0; off >>= 1) v = min(v, __shfl_xor_sync(0xffffffffu, v, off));
+  if ((tid & 31) == 0) sh.warp_i[tid >> 5] = v;
+  __syncthreads();
+  if (tid == 0) {
+    for (int w = 1; w < kWarps; ++w) v = min(v, sh.warp_i[w]);
+    v = min(v, sh.warp_i[0]);
+    *token = v;
+    sh.above = decoding::arithmetic_next(c, ms.total, ms.above, mass_of(v));
+  }
+  __syncthreads();
+  *code = sh.above;
+  __syncthreads();  // sh.above and warp_i are free again
+}
+
 // What the thresholds passes decide about a row: greedy (T = 0 or nothing finite) and its token,
 // else the cut and the max the last pass needs.
 struct RowPlan {
@@ -666,8 +717,10 @@ __device__ __forceinline__ RowPlan plan_row(const decoding::SamplerParams& s, co
 }
 
 // The last pass of a planned row: its kept mask [s.mask_words] and its token.
+// With `code` (arithmetic sampling), the code picks the token and is carried out.
 __device__ __forceinline__ void finish_row(const decoding::SamplerParams& s, const float* l, int64_t row, const RowPlan& plan,
-                                           const DevicePhilox& site, uint32_t* mask, int32_t* token, Shared& sh) {
+                                           const DevicePhilox& site, uint32_t* mask, int32_t* token, Shared& sh,
+                                           uint64_t* code = nullptr) {
   if (plan.greedy) {
     // The first maximum (token 0 when nothing is finite). T = 0 keeps it; a row with nothing
     // finite at T > 0 keeps nothing.
@@ -680,17 +733,19 @@ __device__ __forceinline__ void finish_row(const decoding::SamplerParams& s, con
       token[i] = s.temperature == 0.0f && i == 0 ? g : -1;
     return;
   }
-  const bool gumbel = s.gumbel_k > 0;
+  const bool gumbel = s.gumbel_k > 0, arithmetic = code != nullptr;
   select_and_race(l, s.vocab, row, plan.cut, s.min_p, plan.floor_e, s.typical_fx > 0 ? &plan.typical : nullptr, plan.lmax,
-                  s.inv_temperature, site, mask, token, sh, !gumbel);
+                  s.inv_temperature, site, mask, token, sh, !gumbel && !arithmetic);
   if (gumbel) gumbel_top_k(s, l, row, plan.lmax, site, mask, token, sh);
+  if (arithmetic) arithmetic_pick(s, l, plan.lmax, mask, code, token, sh);
 }
 
 // One row through the standard chain (temperature, top-k, top-p, min-p), the probability floor
 // when the method has one, and the race.
 __device__ __forceinline__ void sample_row(const decoding::SamplerParams& s, const float* l, int64_t row,
-                                           const DevicePhilox& site, uint32_t* mask, int32_t* token, Shared& sh) {
-  finish_row(s, l, row, plan_row(s, l, sh), site, mask, token, sh);
+                                           const DevicePhilox& site, uint32_t* mask, int32_t* token, Shared& sh,
+                                           uint64_t* code = nullptr) {
+  finish_row(s, l, row, plan_row(s, l, sh), site, mask, token, sh, code);
 }
 
 }  // namespace attnbench::cuda::sampler

@@ -55,7 +55,9 @@ void SamplerStage::prepare(const Case& c, Backend& backend, const IoBuffers& io)
 
 void SamplerStage::run() {
   be_->dispatch(*thresholds_, params_, static_cast<uint64_t>(params_.prob_rows));
-  be_->dispatch(*finish_, params_, static_cast<uint64_t>(params_.rows));
+  // Arithmetic sampling's finish takes a sequence (its steps in order) per workgroup.
+  const int32_t units = params_.arith_codes > 0 ? params_.rows / params_.arith_steps : params_.rows;
+  be_->dispatch(*finish_, params_, static_cast<uint64_t>(units));
 }
 
 }  // namespace attnbench::vulkan

@@ -92,6 +92,35 @@ uvec2 u64_mul32_shift32(uvec2 a, uint n) {
   return uvec2(lo, h1 + carry);
 }
 float u64_to_float(uvec2 a) { return float(a.y) * 4294967296.0 + float(a.x); }
+// a·b as 128 bits (words low to high).
+uvec4 u64_mul_wide(uvec2 a, uvec2 b) {
+  uint h00, l00, h01, l01, h10, l10, h11, l11;
+  umulExtended(a.x, b.x, h00, l00);
+  umulExtended(a.x, b.y, h01, l01);
+  umulExtended(a.y, b.x, h10, l10);
+  umulExtended(a.y, b.y, h11, l11);
+  uint c1, c2, c3, c4, c5;
+  uint w1 = uaddCarry(h00, l01, c1);
+  w1 = uaddCarry(w1, l10, c2);
+  uint w2 = uaddCarry(h01, h10, c3);
+  w2 = uaddCarry(w2, l11, c4);
+  w2 = uaddCarry(w2, c1 + c2, c5);
+  return uvec4(l00, w1, w2, h11 + c3 + c4 + c5);
+}
+// floor((high·2^64 + low) / d) for high < d, so below 2^64: restoring division, a bit at a time.
+uvec2 u128_div64(uvec2 high, uvec2 low, uvec2 d) {
+  uvec2 rem = high, q = uvec2(0u);
+  for (int i = 63; i >= 0; --i) {
+    const bool carry = (rem.y & 0x80000000u) != 0u;  // rem·2 reaches 2^64: above d
+    rem = uvec2((rem.x << 1) | ((i >= 32 ? low.y >> (i - 32) : low.x >> i) & 1u), (rem.y << 1) | (rem.x >> 31));
+    q = uvec2(q.x << 1, (q.y << 1) | (q.x >> 31));
+    if (carry || !u64_less(rem, d)) {
+      rem = u64_sub(rem, d);
+      q.x |= 1u;
+    }
+  }
+  return q;
+}
 
 // ---- keys and masses ----------------------------------------------------------------------------
 
@@ -388,8 +417,10 @@ void sampler_floor(inout SamplerRow r) {
 uint sampler_typical_key(SamplerRow r, float l) { return sampler_key(-abs(sampler_log_weight(r, l) - r.cut.typical_c)); }
 
 // What a processor's mass search weighs: typical's keys of the distance from the entropy with
-// masses e, or top-H's logit keys with weights e·(L − d) = Z·h (L = ln Z).
-const uint SEARCH_TYPICAL = 0u, SEARCH_TOP_H = 1u;
+// masses e, top-H's logit keys with weights e·(L − d) = Z·h (L = ln Z), or arithmetic sampling's
+// token ids (keys 2^32 − 1 − x: key descending is index ascending) with masses e over the kept
+// mask of the sampled row.
+const uint SEARCH_TYPICAL = 0u, SEARCH_TOP_H = 1u, SEARCH_INDEX = 2u;
 
 // Top-H's weight of a logit with log-weight d: e·(L − d) as fixed point (below 2^24, as
 // sampler_fixed needs: L ≤ ln V).
@@ -405,6 +436,9 @@ bool sampler_search_token(SamplerRow r, uint mode, float l, float L, out uint k,
   if (mode == SEARCH_TYPICAL) {
     k = sampler_typical_key(r, l);
     fx = sampler_fixed(e);
+  } else if (mode == SEARCH_INDEX) {
+    k = 0u;  // the caller's: from the token id
+    fx = sampler_fixed(e);
   } else {
     k = sampler_key(l);
     fx = sampler_top_h_weight(d, L);
@@ -412,33 +446,39 @@ bool sampler_search_token(SamplerRow r, uint mode, float l, float L, out uint k,
   return true;
 }
 
-// The mass search of typical and top-H over the kept set so far (the cut, then min-p): the
-// largest key t with mass(key ≥ t) ≥ goal, goal = floor(total·fx / 2^32) + add from the level-0
-// total. The cut's ranked ties (one logit: one key, one mass) are binned by lane 0 as tie_keep
-// tokens. Returns t, or the lowest key of a bin holding one token (count 1; `level` its digit
-// level); `above` is the mass of the keys over it; none: the goal exceeds the total.
-uint sampler_mass_search(SamplerRow r, uint mode, float L, uint fx, uint add, out uvec2 above, out uvec2 goal, out uint count,
-                         out uint level, out bool none) {
-  const uint V = uint(SAMPLER_PARAMS.vocab), lane = gl_LocalInvocationID.x;
+// The mass search of typical, top-H and arithmetic sampling over the kept set so far (the cut,
+// then min-p; SEARCH_INDEX: the kept mask of sampled row `row`): the largest key t with
+// mass(key ≥ t) ≥ goal, goal = floor(total·fx / 2^32) + add from the level-0 total (fx = 0: the
+// goal passed in). The cut's ranked ties (one logit: one key, one mass) are binned by lane 0 as
+// tie_keep tokens. Returns t, or the lowest key of a bin holding one token (count 1; `level` its
+// digit level); `above` is the mass of the keys over it; none: the goal exceeds the total.
+uint sampler_mass_search(SamplerRow r, uint mode, uint row, float L, uint fx, uint add, out uvec2 above, inout uvec2 goal,
+                         out uint count, out uint level, out bool none) {
+  const uint V = uint(SAMPLER_PARAMS.vocab), lane = gl_LocalInvocationID.x, words = uint(SAMPLER_PARAMS.mask_words);
   uint tie_k = 0u;
   uvec2 tie_fx = uvec2(0u);
   bool ties = false;
-  if (r.cut.tie_ranked != 0u && sampler_search_token(r, mode, sampler_key_value(r.cut.tie_key), L, tie_k, tie_fx)) {
+  if (mode != SEARCH_INDEX && r.cut.tie_ranked != 0u &&
+      sampler_search_token(r, mode, sampler_key_value(r.cut.tie_key), L, tie_k, tie_fx)) {
     tie_fx = u64_mul32(tie_fx, r.cut.tie_keep);
     ties = true;
   }
   uint prefix = 0u;
   above = uvec2(0u);
-  goal = uvec2(0u);
+  if (fx != 0u) goal = uvec2(0u);
   none = false;
   for (level = 0u; level < 3u; ++level) {
     sampler_clear_bins();
     for (uint x = lane; x < V; x += gl_WorkGroupSize.x) {
       const float l = logits[r.offset + x];
-      if (!(l > ACC_NEG_INF) || !sampler_above_cut(r, sampler_key(l))) continue;
+      const bool member = mode == SEARCH_INDEX ? ((kept[row * words + x / 32u] >> (x % 32u)) & 1u) != 0u
+                                               : l > ACC_NEG_INF && sampler_above_cut(r, sampler_key(l));
+      if (!member) continue;
       uint k;
       uvec2 m;
-      if (!sampler_search_token(r, mode, l, L, k, m) || !sampler_in_prefix(k, level, prefix)) continue;
+      if (!sampler_search_token(r, mode, l, L, k, m)) continue;
+      if (mode == SEARCH_INDEX) k = ~x;
+      if (!sampler_in_prefix(k, level, prefix)) continue;
       const uint b = sampler_digit(k, level);
       atomicAdd(sampler_count[b], 1u, gl_ScopeWorkgroup, 0, 0);
       sampler_bin_mass(b, m);
@@ -474,7 +514,7 @@ void sampler_typical(inout SamplerRow r) {
   r.cut.typical_c = -(u64_to_float(s) / u64_to_float(z));
   uint count, level;
   bool none;
-  r.cut.typical_from = sampler_mass_search(r, SEARCH_TYPICAL, 0.0, SAMPLER_PARAMS.typical_fx, 0u, above, goal, count, level, none);
+  r.cut.typical_from = sampler_mass_search(r, SEARCH_TYPICAL, 0u, 0.0, SAMPLER_PARAMS.typical_fx, 0u, above, goal, count, level, none);
 }
 
 // The cut as a prefix of the row in order of key descending (the smaller index first on ties):
@@ -521,7 +561,7 @@ void sampler_top_h(inout SamplerRow r) {
   uvec2 above, goal;
   uint count, level;
   bool none;
-  const uint t = sampler_mass_search(r, SEARCH_TOP_H, L, SAMPLER_PARAMS.top_h_fx, 1u, above, goal, count, level, none);
+  const uint t = sampler_mass_search(r, SEARCH_TOP_H, 0u, L, SAMPLER_PARAMS.top_h_fx, 1u, above, goal, count, level, none);
   if (none) return;  // the budget holds all of D
   const uint top = sampler_key(r.cut.lmax);
   if (count == 1u) {
@@ -688,27 +728,86 @@ void sampler_thresholds(uint prow) {
   if (gl_LocalInvocationID.x == 0u) cuts[prow] = r.cut;
 }
 
-// The finish pass for sampled row `row`: a greedy row keeps its token alone (at T = 0; nothing
-// when nothing is finite), any other gets its mask and races.
-void sampler_finish(uint row) {
+// A greedy row (T = 0, or nothing finite): its mask keeps the token alone at T = 0 (nothing when
+// nothing is finite) and the token is written; false for any other row.
+bool sampler_finish_greedy(uint row, SamplerRow r) {
+  if (r.cut.greedy == NO_TOKEN) return false;
+  const uint words = uint(SAMPLER_PARAMS.mask_words), best = r.cut.greedy;
+  const bool keep = SAMPLER_PARAMS.temperature == 0.0;
+  for (uint w = gl_LocalInvocationID.x; w < words; w += gl_WorkGroupSize.x)
+    kept[row * words + w] = keep && w == best / 32u ? 1u << (best % 32u) : 0u;
+  const uint k = uint(SAMPLER_PARAMS.gumbel_k);
+  if (k == 0u && gl_LocalInvocationID.x == 0u) token[row] = int(best);
+  // Gumbel-top-k from the kept set: the argmax alone (T = 0), or nothing.
+  for (uint i = gl_LocalInvocationID.x; i < k; i += gl_WorkGroupSize.x) token[row * k + i] = keep && i == 0u ? int(best) : -1;
+  return true;
+}
+
+SamplerRow sampler_row_of(uint row) {
   const uint prow = SAMPLER_PARAMS.prob_rows == 1 ? 0u : row;
   SamplerRow r;
   r.offset = prow * uint(SAMPLER_PARAMS.vocab);
   r.cut = cuts[prow];
-  if (r.cut.greedy != NO_TOKEN) {
-    const uint words = uint(SAMPLER_PARAMS.mask_words), best = r.cut.greedy;
-    const bool keep = SAMPLER_PARAMS.temperature == 0.0;
-    for (uint w = gl_LocalInvocationID.x; w < words; w += gl_WorkGroupSize.x)
-      kept[row * words + w] = keep && w == best / 32u ? 1u << (best % 32u) : 0u;
-    const uint k = uint(SAMPLER_PARAMS.gumbel_k);
-    if (k == 0u && gl_LocalInvocationID.x == 0u) token[row] = int(best);
-    // Gumbel-top-k from the kept set: the argmax alone (T = 0), or nothing.
-    for (uint i = gl_LocalInvocationID.x; i < k; i += gl_WorkGroupSize.x) token[row * k + i] = keep && i == 0u ? int(best) : -1;
-    return;
-  }
+  return r;
+}
+
+// The finish pass for sampled row `row`: a greedy row keeps its token alone (at T = 0; nothing
+// when nothing is finite), any other gets its mask and races.
+void sampler_finish(uint row) {
+  const SamplerRow r = sampler_row_of(row);
+  if (sampler_finish_greedy(row, r)) return;
   sampler_select(row, r);
   if (SAMPLER_PARAMS.gumbel_k > 0) sampler_gumbel_topk(row, r);
   else sampler_race(row, r);
+}
+
+// Arithmetic sampling's pick for row `row` after its mask: Z over the kept set (the moments), the
+// code's position floor(C·Z / 2^64), and the mass search over token ids with goal position + 1 for
+// the token where the running sum first exceeds it (the one kept token of the bin it ends in);
+// the code becomes (C·Z − above·2^64) / fx_v (arithmetic_common.h), computed by lane 0 and shared.
+uint sampler_arithmetic_pick(uint row, SamplerRow r, inout uvec2 code) {
+  const uint V = uint(SAMPLER_PARAMS.vocab), words = uint(SAMPLER_PARAMS.mask_words), lane = gl_LocalInvocationID.x;
+  uvec2 z, s, above;
+  sampler_moments(r, z, s);
+  const uvec4 cz = u64_mul_wide(code, z);
+  uvec2 goal = u64_add(cz.zw, uvec2(1u, 0u));
+  uint count, level;
+  bool none;
+  const uint t = sampler_mass_search(r, SEARCH_INDEX, row, 0.0, 0u, 0u, above, goal, count, level, none);
+  const uint last = ~t, first = last - ((1u << sampler_shift(level)) - 1u);  // the bin's indices
+  uint v = NO_TOKEN;
+  for (uint x = first + lane; x <= min(last, V - 1u); x += gl_WorkGroupSize.x)
+    if (((kept[row * words + x / 32u] >> (x % 32u)) & 1u) != 0u) v = min(v, x);
+  v = team_min(v);
+  if (lane == 0u) {
+    const uvec2 next = u128_div64(u64_sub(cz.zw, above), cz.xy, sampler_fixed(sampler_e(r, logits[r.offset + v])));
+    sampler_found[0] = next.x;
+    sampler_found[1] = next.y;
+  }
+  barrier();
+  code = uvec2(sampler_found[0], sampler_found[1]);
+  barrier();
+  return v;
+}
+
+// The finish pass of arithmetic sampling (SamplerParams.arith_codes > 0) for sequence q: its code
+// from the prompt's offset and its lattice point, then its steps in order (row t·S + q), each
+// picking the token and carrying the code; a greedy row leaves the code.
+void sampler_arithmetic(uint q) {
+  const uint codes = uint(SAMPLER_PARAMS.arith_codes), S = uint(SAMPLER_PARAMS.rows) / uint(SAMPLER_PARAMS.arith_steps);
+  const uint prompt = q / codes, i = q % codes;
+  const uvec2 seed = uvec2(SAMPLER_PARAMS.seed_lo, SAMPLER_PARAMS.seed_hi);
+  const uvec2 offset = uvec2(philox_word(seed, SAMPLER_PARAMS.arith_stream, PHILOX_DOMAIN_DRAWS, 2u * prompt, 0u),
+                             philox_word(seed, SAMPLER_PARAMS.arith_stream, PHILOX_DOMAIN_DRAWS, 2u * prompt + 1u, 0u));
+  uvec2 code = u64_add(offset, u128_div64(uvec2(i + 1u, 0u), uvec2(0u), uvec2(codes + 1u, 0u)));
+  for (uint t = 0u; t < uint(SAMPLER_PARAMS.arith_steps); ++t) {
+    const uint row = t * S + q;
+    const SamplerRow r = sampler_row_of(row);
+    if (sampler_finish_greedy(row, r)) continue;
+    sampler_select(row, r);
+    const uint v = sampler_arithmetic_pick(row, r, code);
+    if (gl_LocalInvocationID.x == 0u) token[row] = int(v);
+  }
 }
 
 #endif

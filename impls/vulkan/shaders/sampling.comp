@@ -1,7 +1,8 @@
 #version 450
 // sampling (reference/decoding/sampling.cpp): the decoding family's sampler stage
 // (sampler_stage.glsl) and nothing else: PASS 0 finds each row of logits' thresholds, PASS 1
-// selects and races each sampled row; one workgroup per row.
+// selects and races each sampled row (or draws its k tokens, or for arithmetic sampling takes a
+// sequence through its steps); one workgroup per row.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -25,7 +26,11 @@ layout(push_constant) uniform Push {
 
 void main() {
   const uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (row >= uint(PASS == 0u ? pc.s.prob_rows : pc.s.rows)) return;  // whole workgroups
+  // The finish pass of arithmetic sampling takes a sequence (its steps in order) per workgroup.
+  const bool sequences = PASS == 1u && pc.s.arith_codes > 0;
+  const uint units = PASS == 0u ? uint(pc.s.prob_rows) : (sequences ? uint(pc.s.rows / pc.s.arith_steps) : uint(pc.s.rows));
+  if (row >= units) return;  // whole workgroups
   if (PASS == 0u) sampler_thresholds(row);
+  else if (sequences) sampler_arithmetic(row);
   else sampler_finish(row);
 }

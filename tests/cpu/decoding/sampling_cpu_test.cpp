@@ -1,6 +1,7 @@
 // sampling on the CPU backend: the shared cases on both ISAs (SET kept sets, SEMI tokens, STAT in
 // distribution mode), and outputs independent of the thread count; then the stage's processors:
-// epsilon, eta, typical and top_h on their shared cases, and gumbel_topk's draw of k tokens.
+// epsilon, eta, typical and top_h on their shared cases, gumbel_topk's draw of k tokens and
+// arithmetic_sampling's codes.
 #include <catch2/catch.hpp>
 
 #include "method_cases.h"
@@ -46,4 +47,9 @@ TEST_CASE("top_h cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]")
 TEST_CASE("gumbel_topk cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
   test::require_backend("cpu");
   CHECK(test::cpu_rows_not_passing(test::kGumbelTopKCases) == std::vector<std::string>{});
+}
+
+TEST_CASE("arithmetic_sampling cpu: passes on the best ISA and on the AVX2 baseline", "[cpu]") {
+  test::require_backend("cpu");
+  CHECK(test::cpu_rows_not_passing(test::kArithmeticCases) == std::vector<std::string>{});
 }

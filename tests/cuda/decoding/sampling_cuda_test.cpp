@@ -2,7 +2,8 @@
 // and the device's own edges pass SET, SEMI and STAT; outputs are the same run to run; ties at the
 // top-p crossing are kept by index, exactly; and where the reference marks no boundary token the
 // kept sets are the reference's bit for bit, and the CPU backend's where it is compiled in. Then
-// the stage's processors: epsilon, eta, typical and top_h on their shared cases, and gumbel_topk's draw of k tokens.
+// the stage's processors: epsilon, eta, typical and top_h on their shared cases, gumbel_topk's
+// draw of k tokens and arithmetic_sampling's codes.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -160,4 +161,9 @@ TEST_CASE("top_h cuda: the shared cases pass", "[cuda]") {
 TEST_CASE("gumbel_topk cuda: the shared cases pass", "[cuda]") {
   auto& be = test::require_backend("cuda");
   CHECK(test::rows_not_passing(test::kGumbelTopKCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("arithmetic_sampling cuda: the shared cases pass", "[cuda]") {
+  auto& be = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kArithmeticCases, be) == std::vector<std::string>{});
 }

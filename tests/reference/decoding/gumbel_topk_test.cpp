@@ -99,15 +99,7 @@ TEST_CASE("gumbel_topk STAT: drawing with replacement and redrawing the tuple on
       }
   const double total = std::accumulate(twin.begin(), twin.end(), 0.0);
   for (double& t : twin) t /= total;
-  double lo = 1, hi = static_cast<double>(n);  // the smallest n with power 0.99, for the record
-  while (hi - lo > 1) {
-    const double mid = std::floor((lo + hi) / 2);
-    (chi_square_power(right, twin, mid, kStatAlpha) >= 0.99 ? hi : lo) = mid;
-  }
-  const double power = chi_square_power(right, twin, static_cast<double>(n), kStatAlpha);
-  std::printf("  gumbel_topk twin \"with replacement, the tuple redrawn on a repeat\": TV %.4f, power %.6f at n = %lld (0.99 from n = %.0f)\n",
-              total_variation(right, twin), power, static_cast<long long>(n), hi);
-  CHECK(power >= 0.99);
+  CHECK(test::twin_power("gumbel_topk", "with replacement, the tuple redrawn on a repeat", right, twin, n) >= 0.99);
   // Run it: the right kept mask, k-sets drawn from the twin's law (inverse CDF on Philox uniforms).
   TensorMap got = test::reference_as_outputs(c, ref);
   HostTensor& tokens = got.at("tokens");

@@ -51,6 +51,21 @@ inline std::vector<int64_t> boundary_by(const std::string& method, const std::st
   return flagged(sampler_row(method, params, p).boundary);
 }
 
+// The power at n draws of the chi-square test of `correct` against a twin that follows `alt`,
+// printed with the twin's distance and the smallest n reaching 0.99, for the record.
+inline double twin_power(const std::string& method, const char* name, const std::vector<double>& correct,
+                         const std::vector<double>& alt, int64_t n) {
+  double lo = 1, hi = static_cast<double>(n);
+  while (hi - lo > 1) {
+    const double mid = std::floor((lo + hi) / 2);
+    (chi_square_power(correct, alt, mid, kStatAlpha) >= 0.99 ? hi : lo) = mid;
+  }
+  const double power = chi_square_power(correct, alt, static_cast<double>(n), kStatAlpha);
+  std::printf("  %s twin \"%s\": TV %.4f, power %.6f at n = %lld (0.99 from n = %.0f)\n", method.c_str(), name,
+              total_variation(correct, alt), power, static_cast<long long>(n), hi);
+  return power;
+}
+
 // Case c: a sampler's distribution case (draws > 0); twin: the row the wrong sampler samples from.
 inline void check_power_twin(const Case& c, const decoding::ProcessedRow& twin, const char* name) {
   using namespace decoding;
@@ -66,16 +81,7 @@ inline void check_power_twin(const Case& c, const decoding::ProcessedRow& twin, 
   CHECK(ok.pass());
   CHECK(ok.outputs[1].cls == CheckClass::STAT);
   const std::vector<double> correct = kept_probabilities(m.process_row(c, in, 0)), alt = kept_probabilities(twin);
-  const auto N = static_cast<double>(n);
-  double lo = 1, hi = N;  // the smallest n with power 0.99, for the record
-  while (hi - lo > 1) {
-    const double mid = std::floor((lo + hi) / 2);
-    (chi_square_power(correct, alt, mid, kStatAlpha) >= 0.99 ? hi : lo) = mid;
-  }
-  const double power = chi_square_power(correct, alt, N, kStatAlpha);
-  std::printf("  %s twin \"%s\": TV %.4f, power %.6f at n = %lld (0.99 from n = %.0f)\n", m.info().name.c_str(), name,
-              total_variation(correct, alt), power, static_cast<long long>(n), hi);
-  CHECK(power >= 0.99);
+  CHECK(twin_power(m.info().name, name, correct, alt, n) >= 0.99);
   // Run it: the right kept mask, the twin's tokens (the same uniforms), and the check rejects.
   TensorMap got;
   got.emplace("kept", ref.tensors.at("kept").clone());

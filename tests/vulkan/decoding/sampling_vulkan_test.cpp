@@ -1,7 +1,8 @@
 // sampling on Vulkan (lavapipe here): the shared cases (SET kept sets, SEMI tokens, STAT in
 // distribution mode) through the device sampler stage, top-p ending inside a run of ties; the same
 // bits on every run; the plan on an H200's limits and on a device with too little shared memory.
-// Then the stage's processors: epsilon, eta, typical and top_h on their shared cases, and gumbel_topk's draw of k tokens.
+// Then the stage's processors: epsilon, eta, typical and top_h on their shared cases, gumbel_topk's
+// draw of k tokens and arithmetic_sampling's codes.
 #include <catch2/catch.hpp>
 
 #include "support.h"
@@ -91,6 +92,11 @@ TEST_CASE("top_h vulkan: the shared cases pass", "[vulkan]") {
 TEST_CASE("gumbel_topk vulkan: the shared cases pass", "[vulkan]") {
   auto& be = test::require_backend("vulkan");
   CHECK(test::rows_not_passing(test::kGumbelTopKCases, be) == std::vector<std::string>{});
+}
+
+TEST_CASE("arithmetic_sampling vulkan: the shared cases pass", "[vulkan]") {
+  auto& be = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kArithmeticCases, be) == std::vector<std::string>{});
 }
 
 #endif
