@@ -249,15 +249,15 @@ inline const std::vector<std::string> kGumbelTopKCases = {
     "gumbel_topk/batch=2,vocab=3000,min_p=0.001,samples=256,dist=bimodal/f32/s7",
     "gumbel_topk/batch=2,vocab=4099,samples=4,dist=onehot/f32/s8",
     "gumbel_topk/batch=4,vocab=1000,samples=1/f32/s9",
-    "gumbel_topk/batch=1,vocab=12,samples=3,draws=4000/f32/s10",
+    "gumbel_topk/batch=1,vocab=12,samples=3,draws=1000/f32/s10",
 };
 
-// arithmetic_sampling: 8 codes over 4 steps on a Llama-2 vocabulary, after top-p on a Llama-3 one;
+// arithmetic_sampling: 4 codes over 4 steps on a Llama-2 vocabulary, after top-p on a Llama-3 one;
 // a flat row (a code's precision spent fast: the check stops at the boundary); fewer kept tokens
 // than codes; greedy (the code untouched); exact ties; after min-p; a row of −inf logits but one;
 // one code over 16 steps; distribution mode.
 inline const std::vector<std::string> kArithmeticCases = {
-    "arithmetic_sampling/batch=2,vocab=32000,codes=8,steps=4/f32/s1",
+    "arithmetic_sampling/batch=1,vocab=32000,codes=4,steps=4/f32/s1",
     "arithmetic_sampling/batch=1,vocab=128256,temperature=0.8,top_p=0.95,codes=4,steps=2/f32/s2",
     "arithmetic_sampling/batch=2,vocab=3000,codes=4,steps=6,dist=flat/f32/s3",
     "arithmetic_sampling/batch=2,vocab=3000,top_k=5,codes=8,steps=4/f32/s4",
@@ -266,7 +266,7 @@ inline const std::vector<std::string> kArithmeticCases = {
     "arithmetic_sampling/batch=2,vocab=3000,min_p=0.001,codes=16,steps=4,dist=bimodal/f32/s7",
     "arithmetic_sampling/batch=2,vocab=4099,codes=4,steps=3,dist=onehot/f32/s8",
     "arithmetic_sampling/batch=3,vocab=1000,codes=1,steps=16,dist=peaked/f32/s9",
-    "arithmetic_sampling/batch=1,vocab=24,codes=4,steps=2,draws=4000/f32/s10",
+    "arithmetic_sampling/batch=1,vocab=24,codes=4,steps=2,draws=500/f32/s10",
 };
 
 // penalties: θ alone on a Llama-2 vocabulary, all three on a Llama-3 vocabulary with a long

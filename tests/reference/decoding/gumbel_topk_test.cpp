@@ -79,7 +79,7 @@ TEST_CASE("gumbel_topk check: a repeat, a gap, a token not kept and a swap the k
 }
 
 TEST_CASE("gumbel_topk STAT: drawing with replacement and redrawing the tuple on a repeat is rejected", "[unit]") {
-  const Case c = test::method_case("gumbel_topk", "batch=1,vocab=12,samples=3,draws=4000");
+  const Case c = test::method_case("gumbel_topk", "batch=1,vocab=12,samples=3,draws=1000");
   const auto& m = dynamic_cast<const Sampler&>(*c.method);
   const TensorMap in = m.inputs(c);
   const Reference ref = m.reference(c, in);
