@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "attnbench/error.h"
@@ -57,9 +58,18 @@ TimingResult time_launches(const std::string& name, const std::function<void()>&
     const double t = timer.seconds();
     single = i ? std::min(single, t) : t;
   }
-  if (cold && !backend.flush_cache()) {
-    cold = false;
-    result.how = "cold requested, but this backend cannot flush its cache: ";
+  // The flush's own time (host clock, through a synchronize): a repetition's min_time budgets the
+  // flushes too, or a CPU with a large last-level cache spends seconds per row on them.
+  double flush_s = 0;
+  if (cold) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (backend.flush_cache()) {
+      backend.synchronize();
+      flush_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } else {
+      cold = false;
+      result.how = "cold requested, but this backend cannot flush its cache: ";
+    }
   }
   result.mode = cold ? "cold" : "hot";
   const bool held = cold && backend.hold_stream();
@@ -91,10 +101,12 @@ TimingResult time_launches(const std::string& name, const std::function<void()>&
       ->Repetitions(std::max(1, opt.repetitions))
       ->Unit(benchmark::kMicrosecond);  // mean, median, stddev and cv are Google Benchmark's defaults
   if (cold) {
-    // A fixed count: flushes cost more than the launches, and Google Benchmark would otherwise
-    // keep adding iterations until min_time of launch time accumulated. (Google Benchmark allows
+    // A fixed count, as many launches as min_time holds with a flush before each (at least 2, at
+    // most 20): flushes cost more than the launches, and Google Benchmark would otherwise keep
+    // adding iterations until min_time of launch time accumulated. (Google Benchmark allows
     // no warm-up time with a fixed count; the calibration launches above warmed up.)
-    bench->Iterations(std::clamp<int64_t>(static_cast<int64_t>(std::ceil(opt.min_time_s / std::max(single, 1e-9))), 2, 20));
+    bench->Iterations(
+        std::clamp<int64_t>(static_cast<int64_t>(std::ceil(opt.min_time_s / std::max(single + flush_s, 1e-9))), 2, 20));
   } else {
     bench->MinTime(opt.min_time_s)->MinWarmUpTime(opt.warmup_s);
   }
