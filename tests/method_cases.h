@@ -71,7 +71,7 @@ inline const std::vector<std::string> kEpsilonCases = {
     "epsilon/batch=4,vocab=1000,epsilon=0.001,dist=ties/f32/s4",
     "epsilon/batch=3,vocab=777,temperature=0.5,min_p=0.05,epsilon=0.01,dist=bimodal/f32/s5",
     "epsilon/batch=2,vocab=4099,epsilon=0.2,dist=onehot/f32/s6",
-    "epsilon/batch=1,vocab=64,top_k=20,epsilon=0.02,draws=4000/f32/s7",
+    "epsilon/batch=1,vocab=64,top_k=20,epsilon=0.02,draws=1000/f32/s7",
 };
 
 // eta: the paper's ε on a Zipf row, after top-p at a Llama-3 vocabulary, a flat row (the entropy
@@ -84,7 +84,7 @@ inline const std::vector<std::string> kEtaCases = {
     "eta/batch=4,vocab=1000,top_k=400,epsilon=0.8,dist=ties/f32/s4",
     "eta/batch=3,vocab=777,temperature=0.01,epsilon=0.004,dist=peaked/f32/s5",
     "eta/batch=2,vocab=4099,epsilon=0.002,dist=onehot/f32/s6",
-    "eta/batch=1,vocab=64,temperature=1.2,epsilon=0.1,draws=4000/f32/s7",
+    "eta/batch=1,vocab=64,temperature=1.2,epsilon=0.1,draws=1000/f32/s7",
 };
 
 // streaming_llm: the default sinks, more sinks than the default, sinks only (budget = n_sink), everything
@@ -279,6 +279,20 @@ inline const std::vector<std::string> kPenaltiesCases = {
     "penalties/batch=2,vocab=1,history=100,repetition=0.8,frequency=-0.5,presence=-1/f32/s4",
     "penalties/batch=5,vocab=50257,history=4096,repetition=1,frequency=0.2,presence=0.3/f32/s5",
     "penalties/batch=1,vocab=1000,history=32768,repetition=1.5,frequency=2/f32/s6",
+};
+
+// frspec: a Llama-2-sized vocabulary with a quarter of it drafted (bf16), the subset the whole
+// vocabulary with a hidden size off the 8-element chunks (f32), a subset of one token (f16), greedy
+// (T = 0), a low temperature over an odd subset, 256 hidden states (batch 64: several passes of the
+// head's hidden-state tiles), and distribution mode (STAT).
+inline const std::vector<std::string> kFrspecCases = {
+    "frspec/batch=4,draft_len=4,vocab=32000,subset=8192,hidden=256/bf16/s1",
+    "frspec/batch=2,draft_len=3,vocab=5000,subset=5000,hidden=100/f32/s2",
+    "frspec/batch=3,draft_len=2,vocab=3001,subset=1,hidden=64/f16/s3",
+    "frspec/batch=4,draft_len=4,vocab=2000,subset=300,hidden=72,temperature=0/bf16/s4",
+    "frspec/batch=2,draft_len=5,vocab=1500,subset=777,hidden=16,temperature=0.3/f32/s5",
+    "frspec/batch=64,draft_len=4,vocab=4096,subset=1024,hidden=128/bf16/s6",
+    "frspec/batch=1,draft_len=3,vocab=64,subset=16,hidden=32,draws=1000/f32/s7",
 };
 
 }  // namespace attnbench::test

@@ -1,5 +1,6 @@
 #include "attnbench/detmath.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -69,6 +70,18 @@ double log(double x) {
   const double log_m = 2.0 * s + 2.0 * s * s2 * p;
   const double de = static_cast<double>(e);
   return de * kLn2Hi + (log_m + de * kLn2Lo);
+}
+
+double exp(double x) {
+  if (x < -745.0) return 0.0;
+  if (x > 709.0) return HUGE_VAL;
+  // x = k·ln 2 + r with |r| ≤ ln2/2 (k·kLn2Hi is exact for |k| < 2^11); e^r by its Taylor series to
+  // r^17 in nested form, 1 + r(1 + r/2(1 + r/3(…))); then the exact scaling by 2^k.
+  const auto k = static_cast<int>(x * 1.4426950408889634 + (x < 0 ? -0.5 : 0.5));
+  const double r = (x - k * kLn2Hi) - k * kLn2Lo;
+  double e = 1.0;
+  for (int n = 17; n >= 1; --n) e = 1.0 + r * e / n;
+  return std::ldexp(e, k);
 }
 
 double cos_2pi(double u) {

@@ -81,4 +81,23 @@ const BackendEntry* Registry::find_backend(const std::string& name) const {
   return nullptr;
 }
 
+Support stage_supports(const Case& c, const std::string& backend, const DeviceLimits& limits) {
+  const auto impls = registry().impls(c.method_name(), backend);
+  if (impls.empty()) return Support::no(cat("the stage ", c.method_name(), " has no impl on ", backend));
+  return impls.front()->make()->supports(c, limits);
+}
+
+std::unique_ptr<Impl> prepare_stage(const Case& c, Backend& backend, const IoBuffers& io,
+                                    const std::map<std::string, Buffer*>& replace) {
+  const auto impls = registry().impls(c.method_name(), backend.name());
+  ATTNBENCH_ASSERT(!impls.empty(), "the stage ", c.method_name(), " has no impl on ", backend.name());
+  std::unique_ptr<Impl> impl = impls.front()->make();
+  const Support s = impl->supports(c, backend.probe().limits);
+  ATTNBENCH_ASSERT(s.ok, "the stage ", c.method_name(), " does not support ", c.id(), ": ", s.reason);
+  IoBuffers stage_io = io;
+  for (const auto& [name, buffer] : replace) stage_io.add(name, buffer);
+  impl->prepare(c, backend, stage_io);
+  return impl;
+}
+
 }  // namespace attnbench

@@ -126,6 +126,8 @@ std::vector<double> lattice_pair_probabilities(const std::vector<double>& p, dou
   return joint;
 }
 
+namespace {
+
 class ArithmeticSampling final : public Sampler {
  public:
   ArithmeticSampling()
@@ -286,6 +288,7 @@ class ArithmeticSampling final : public Sampler {
   }
 };
 
+}  // namespace
 }  // namespace attnbench::decoding
 
 ATTNBENCH_METHOD(attnbench::decoding::ArithmeticSampling);

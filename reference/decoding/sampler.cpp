@@ -1,4 +1,5 @@
 #include "sampler.h"
+#include "distribution_mode.h"
 
 #include <algorithm>
 #include <cmath>
@@ -186,14 +187,7 @@ void Sampler::add_sampling_params() {
                "distribution mode: this many rows sample one row of logits and the tokens are tested (0: off)"});
   schema_.add({"dist", ParamType::String, Value(std::string("zipf")), {}, {}, {},
                {"zipf", "peaked", "flat", "bimodal", "ties", "onehot"}, "shape of the logits' distribution (G-DIST)"});
-  schema_.rule("draws > 0 needs batch = 1", [](const Params& p, const std::string&) -> std::string {
-    if (p.i64("draws") == 0 || p.i64("batch") == 1) return {};
-    return cat("batch=", p.i64("batch"), " with draws=", p.i64("draws"), "; distribution mode broadcasts one row of logits");
-  });
-  schema_.rule("draws > 0 needs vocab <= 1024", [](const Params& p, const std::string&) -> std::string {
-    if (p.i64("draws") == 0 || p.i64("vocab") <= 1024) return {};
-    return cat("vocab=", p.i64("vocab"), " is too large for a distribution test (at most 1024)");
-  });
+  add_distribution_rules(schema_, "one row of logits");
 }
 
 ProcessorChain Sampler::chain(const Case& c) const {

@@ -44,6 +44,7 @@
 #include "attnbench/rng.h"
 #include "attnbench/thread_pool.h"
 #include "gdist.h"
+#include "distribution_mode.h"
 #include "race.h"
 #include "speculative_sampling_common.h"
 #include "speculative_sampling_stat.h"
@@ -65,7 +66,6 @@ SpeculativeParams speculative_params(const Case& c) {
 
 namespace {
 
-constexpr int64_t kMaxDistributionVocab = 1024;
 
 class SpeculativeSampling final : public Method {
  public:
@@ -87,14 +87,7 @@ class SpeculativeSampling final : public Method {
                  {"zipf", "peaked", "flat", "bimodal", "ties"}, "shape of the target distributions (G-DIST)"});
     schema_.add({"draft", ParamType::String, Value(std::string("perturbed")), {}, {}, {},
                  {"perturbed", "independent", "equal", "disjoint"}, "how the draft distribution q relates to p"});
-    schema_.rule("draws > 0 needs batch = 1", [](const Params& p, const std::string&) -> std::string {
-      if (p.i64("draws") == 0 || p.i64("batch") == 1) return {};
-      return cat("batch=", p.i64("batch"), " with draws=", p.i64("draws"), "; distribution mode broadcasts one chain to every row");
-    });
-    schema_.rule(cat("draws > 0 needs vocab <= ", kMaxDistributionVocab), [](const Params& p, const std::string&) -> std::string {
-      if (p.i64("draws") == 0 || p.i64("vocab") <= kMaxDistributionVocab) return {};
-      return cat("vocab=", p.i64("vocab"), " is too large for a distribution test (at most ", kMaxDistributionVocab, ")");
-    });
+    add_distribution_rules(schema_, "one chain to every row");
   }
 
   const MethodInfo& info() const override { return info_; }

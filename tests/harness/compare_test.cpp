@@ -48,7 +48,7 @@ Made timed(const std::string& case_id, double us, const std::string& outputs_has
   return r;
 }
 
-Json doc_of(const std::vector<Made>& rows, const std::string& shard = "0/1") {
+Json shard_doc(const std::vector<Made>& rows, const std::string& shard = "0/1") {
   Json d = {{"context", {{"schema_version", kSchemaVersion}, {"suite", {{"hash", "h"}}}, {"git_commit", "c"}, {"shard", shard}}},
             {"benchmarks", Json::array()}};
   for (const auto& m : rows) {
@@ -70,8 +70,8 @@ std::vector<std::string> names(const Json& doc) {
 
 TEST_CASE("merge: plan order from the records; a shared related row is taken from its earliest place", "[unit]") {
   // The baseline x is related to a (case 0) in one shard and to b (case 1) in the other.
-  const Json s0 = doc_of({row("b", 1, 0), row("x", 1, 1)}, "0/2");
-  const Json s1 = doc_of({row("a", 0, 0), row("x", 0, 1)}, "1/2");
+  const Json s0 = shard_doc({row("b", 1, 0), row("x", 1, 1)}, "0/2");
+  const Json s1 = shard_doc({row("a", 0, 0), row("x", 0, 1)}, "1/2");
   const Json m = merge_results({s0, s1}, {"s0.json", "s1.json"});
   CHECK(names(m) == std::vector<std::string>{"a/cpu/v", "x/cpu/v", "b/cpu/v"});
   CHECK(m["benchmarks"][1]["attnbench"]["case_index"] == 0);
@@ -79,8 +79,8 @@ TEST_CASE("merge: plan order from the records; a shared related row is taken fro
 }
 
 TEST_CASE("compare: an output hash change is flagged; rows are matched by name", "[unit]") {
-  const Json a = doc_of({timed("p", 10, "h1"), timed("q", 20, "h2")});
-  const Json b = doc_of({timed("p", 10, "h1"), timed("q", 20, "h3")});
+  const Json a = shard_doc({timed("p", 10, "h1"), timed("q", 20, "h2")});
+  const Json b = shard_doc({timed("p", 10, "h1"), timed("q", 20, "h3")});
   const CompareReport r = compare_results(a, b);
   REQUIRE(r.rows.size() == 2);
   CHECK(r.rows[0].name == "p/cpu/v");
@@ -91,7 +91,7 @@ TEST_CASE("compare: an output hash change is flagged; rows are matched by name",
 
 TEST_CASE("read_results_file refuses a record it cannot read, naming the file, the row and the field", "[unit]") {
   const std::string dir = test::scratch_dir("compare_refuse");
-  Json doc = doc_of({row("a", 0, 0, Status::fail)});
+  Json doc = shard_doc({row("a", 0, 0, Status::fail)});
   const std::string good = dir + "/good.json", bad = dir + "/bad.json";
   std::ofstream(good) << doc.dump();
   CHECK(read_results_file(good)["benchmarks"].size() == 1);
@@ -103,8 +103,8 @@ TEST_CASE("read_results_file refuses a record it cannot read, naming the file, t
 }
 
 TEST_CASE("merge takes exactly one complete set of shards, or says which are missing", "[unit]") {
-  const Json s0_of_2 = doc_of({row("a", 0, 0)}, "0/2"), s1_of_2 = doc_of({row("b", 1, 0)}, "1/2");
-  const Json s1_of_3 = doc_of({row("b", 1, 0)}, "1/3");
+  const Json s0_of_2 = shard_doc({row("a", 0, 0)}, "0/2"), s1_of_2 = shard_doc({row("b", 1, 0)}, "1/2");
+  const Json s1_of_3 = shard_doc({row("b", 1, 0)}, "1/3");
   CHECK(merge_results({s0_of_2, s1_of_2}, {"a.json", "b.json"})["benchmarks"].size() == 2);
   CHECK_THROWS_WITH(merge_results({s0_of_2, s1_of_3}, {"a.json", "b.json"}),
                     Catch::Contains("b.json is shard 1/3 but a.json is one of 2 shards"));
@@ -118,7 +118,7 @@ TEST_CASE("merge takes exactly one complete set of shards, or says which are mis
 }
 
 TEST_CASE("compare: a row without timed repetitions is listed apart, never compared as nan", "[unit]") {
-  Json a = doc_of({timed("p", 10, "h1"), timed("q", 20, "h2")});
+  Json a = shard_doc({timed("p", 10, "h1"), timed("q", 20, "h2")});
   Json b = a;
   // q in B keeps its median but loses its repetitions.
   Json kept = Json::array();

@@ -2,6 +2,7 @@
 // one line next to its code. Filled by static registrars before main(); read-only afterwards.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,5 +53,14 @@ class Registry {
 };
 
 Registry& registry();
+
+// A stage that is itself a method: that method's impl on a backend (its first variant), for a
+// case of that method, so a composite impl runs it over its own buffers (frspec's verification
+// is speculative_sampling's). stage_supports() answers as that impl's supports(), or no when the
+// backend has none; prepare_stage() asserts that it supports the case and prepares it over the
+// composite's buffers, those named in `replace` swapped for the composite's own (its scratch).
+Support stage_supports(const Case& c, const std::string& backend, const DeviceLimits& limits);
+std::unique_ptr<Impl> prepare_stage(const Case& c, Backend& backend, const IoBuffers& io,
+                                    const std::map<std::string, Buffer*>& replace = {});
 
 }  // namespace attnbench
