@@ -20,19 +20,31 @@ void head(const HeadView& v, int64_t j0, int64_t j1, float* logits, int64_t ld, 
                     v.padded, scratch + i * v.padded);
     for (int64_t i = rows; i < kHeadRows; ++i) std::fill_n(scratch + i * v.padded, v.padded, 0.0f);
     const float *w0 = scratch, *w1 = scratch + v.padded, *w2 = scratch + 2 * v.padded, *w3 = scratch + 3 * v.padded;
-    // Each converted row is read once per hidden state, from L1/L2; the head itself once.
-    for (int64_t h = 0; h < v.H; ++h) {
+    // Two hidden states per pass: each chunk of the four converted rows (from L1/L2) meets both, 8
+    // products per 6 loads; the head itself is read once.
+    for (int64_t h = 0; h < v.H; h += 2) {
       const float* x = v.hidden + h * v.padded;
+      const float* y = h + 1 < v.H ? x + v.padded : x;
       V a0 = S::zero(), a1 = S::zero(), a2 = S::zero(), a3 = S::zero();
+      V b0 = S::zero(), b1 = S::zero(), b2 = S::zero(), b3 = S::zero();
       for (int64_t d = 0; d < v.padded; d += W) {
-        const V xv = S::load(x + d);
-        a0 = S::fma(S::load(w0 + d), xv, a0);
-        a1 = S::fma(S::load(w1 + d), xv, a1);
-        a2 = S::fma(S::load(w2 + d), xv, a2);
-        a3 = S::fma(S::load(w3 + d), xv, a3);
+        const V xv = S::load(x + d), yv = S::load(y + d);
+        const V r0 = S::load(w0 + d), r1 = S::load(w1 + d), r2 = S::load(w2 + d), r3 = S::load(w3 + d);
+        a0 = S::fma(r0, xv, a0);
+        a1 = S::fma(r1, xv, a1);
+        a2 = S::fma(r2, xv, a2);
+        a3 = S::fma(r3, xv, a3);
+        b0 = S::fma(r0, yv, b0);
+        b1 = S::fma(r1, yv, b1);
+        b2 = S::fma(r2, yv, b2);
+        b3 = S::fma(r3, yv, b3);
       }
-      const float sums[kHeadRows] = {S::hsum(a0), S::hsum(a1), S::hsum(a2), S::hsum(a3)};
-      for (int64_t i = 0; i < rows; ++i) logits[h * ld + jb + i] = sums[i];
+      const float first[kHeadRows] = {S::hsum(a0), S::hsum(a1), S::hsum(a2), S::hsum(a3)};
+      const float second[kHeadRows] = {S::hsum(b0), S::hsum(b1), S::hsum(b2), S::hsum(b3)};
+      for (int64_t i = 0; i < rows; ++i) {
+        logits[h * ld + jb + i] = first[i];
+        if (h + 1 < v.H) logits[(h + 1) * ld + jb + i] = second[i];
+      }
     }
   }
 }
