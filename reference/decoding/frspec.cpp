@@ -108,15 +108,19 @@ constexpr double kSqrt3 = 1.7320508075688772;
 // A centred uniform of variance 1 from an fp64 input uniform.
 double unit_uniform(double u) { return kSqrt3 * (2.0 * u - 1.0); }
 
-// Tokens in order of frequency rank: a uniform key per token, ties by index.
+// Tokens in order of frequency rank: a uniform key per token ("frspec.rank"), ties by index.
 std::vector<int64_t> frequency_order(uint64_t seed, int64_t vocab) {
   const PhiloxStream key(seed, "frspec.rank", kDomainInputs);
-  std::vector<std::pair<double, int64_t>> k(static_cast<size_t>(vocab));
-  for (int64_t x = 0; x < vocab; ++x) k[x] = {key.uniform_f64(static_cast<uint64_t>(x)), x};
-  std::sort(k.begin(), k.end());
-  std::vector<int64_t> order(static_cast<size_t>(vocab));
-  for (int64_t i = 0; i < vocab; ++i) order[i] = k[i].second;
-  return order;
+  std::vector<int64_t> tokens(static_cast<size_t>(vocab));
+  for (int64_t x = 0; x < vocab; ++x) tokens[x] = x;
+  return rank_by_key(std::move(tokens), [&](int64_t x) { return key.uniform_f64(static_cast<uint64_t>(x)); });
+}
+
+// in_subset[x]: token x is one of the subset's.
+std::vector<char> subset_mask(const HostTensor& subset, int64_t vocab) {
+  std::vector<char> in(static_cast<size_t>(vocab), 0);
+  for (int64_t j = 0; j < subset.numel(); ++j) in[static_cast<int64_t>(subset.get(j))] = 1;
+  return in;
 }
 
 // The verification's inputs: the target, q on S scattered to full-vocabulary ids, the drafts.
@@ -290,21 +294,20 @@ Reference Frspec::reference(const Case& c, const TensorMap& in) const {
   const HostTensor &head = in.at("lm_head"), &hidden = in.at("hidden"), &subset = in.at("subset_ids");
   HostTensor logits("draft_logits", DType::f64, {H, Vs}), probs("draft_probs", DType::f64, {H, Vs});
   HostTensor logits32("draft_logits", DType::f32, {H, Vs}), probs32("draft_probs", DType::f32, {H, Vs});
-  const auto inv_t = static_cast<float>(s.inv_temperature);
+  const float inv_t = s.inv_temperature;
   harness_pool().parallel_for(H, [&](int64_t begin, int64_t end) {
-    std::vector<double> w(static_cast<size_t>(D)), z(static_cast<size_t>(Vs));
+    std::vector<double> z(static_cast<size_t>(Vs));
     std::vector<float> w32(static_cast<size_t>(D)), h32(static_cast<size_t>(D)), z32(static_cast<size_t>(Vs));
     for (int64_t h = begin; h < end; ++h) {
       const std::vector<double> hid = hidden_row(hidden, h, D);
       hidden.get_row(h * D, D, h32.data());
       for (int64_t j = 0; j < Vs; ++j) {
         const auto x = static_cast<int64_t>(subset.get(j));
-        head.get_row(x * D, D, w.data());
-        head.get_row(x * D, D, w32.data());
+        head.get_row(x * D, D, w32.data());  // exact: the head's dtype widens to fp32
         double acc = 0;
         float acc32 = 0;  // the baseline: a sequential fp32 dot product
         for (int64_t d = 0; d < D; ++d) {
-          acc += w[d] * hid[d];
+          acc += static_cast<double>(w32[d]) * hid[d];
           acc32 += w32[d] * h32[d];
         }
         z[j] = acc;
@@ -388,8 +391,7 @@ CheckReport Frspec::check(const Case& c, const TensorMap& in, const Reference& r
   lengths.fill(static_cast<double>(K));
   std::vector<int64_t> cut(static_cast<size_t>(R), kNoCut);
   const PhiloxStream draws(c.seed, kFrspecDraftSite, kDomainDraws);
-  std::vector<char> in_subset(static_cast<size_t>(s.vocab), 0);
-  for (int64_t j = 0; j < Vs; ++j) in_subset[static_cast<int64_t>(subset.get(j))] = 1;
+  const std::vector<char> in_subset = subset_mask(subset, s.vocab);
   std::string broken;
   harness_pool().parallel_for(R, [&](int64_t begin, int64_t end) {
     std::vector<double> q(static_cast<size_t>(Vs));
@@ -454,8 +456,7 @@ Json Frspec::quality(const Case& c, const TensorMap& in, const TensorMap& out) c
   const int64_t chains = std::clamp<int64_t>((int64_t{1} << 31) / std::max<int64_t>(1, V * D * K), 1, s.prob_rows);
   const double inv_t = s.greedy ? 0.0 : 1.0 / c.f64("temperature");
   std::vector<double> z(static_cast<size_t>(V)), p(static_cast<size_t>(V)), zs(static_cast<size_t>(Vs));
-  std::vector<char> in_subset(static_cast<size_t>(V), 0);
-  for (int64_t j = 0; j < Vs; ++j) in_subset[static_cast<int64_t>(subset.get(j))] = 1;
+  const std::vector<char> in_subset = subset_mask(subset, V);
   double mass_in_subset = 0, argmax_in = 0, alpha_full = 0, alpha_subset = 0, len_full = 0, len_subset = 0;
   for (int64_t pr = 0; pr < chains; ++pr) {
     double reach_full = 1, reach_subset = 1;

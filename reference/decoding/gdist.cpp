@@ -44,6 +44,13 @@ int64_t pick(double u, const std::vector<int64_t>& allowed) {
 
 }  // namespace
 
+std::vector<int64_t> rank_by_key(std::vector<int64_t> tokens, const std::function<double(int64_t)>& key) {
+  std::vector<double> k(tokens.empty() ? 0 : static_cast<size_t>(*std::max_element(tokens.begin(), tokens.end()) + 1));
+  for (int64_t x : tokens) k[x] = key(x);
+  std::sort(tokens.begin(), tokens.end(), [&](int64_t a, int64_t b) { return k[a] != k[b] ? k[a] < k[b] : a < b; });
+  return tokens;
+}
+
 std::vector<double> gdist(DistShape shape, const std::string& tensor, uint64_t seed, int64_t slot, int64_t vocab,
                           const std::vector<char>& mask) {
   const PhiloxStream tok(seed, tensor, kDomainInputs), row(seed, tensor + ".row", kDomainInputs);
@@ -56,10 +63,7 @@ std::vector<double> gdist(DistShape shape, const std::string& tensor, uint64_t s
   std::vector<double> w(vocab, 0.0);
   switch (shape) {
     case DistShape::zipf: {
-      std::vector<int64_t> order = allowed;
-      std::vector<double> key(vocab);
-      for (int64_t x : allowed) key[x] = u(x);
-      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return key[a] != key[b] ? key[a] < key[b] : a < b; });
+      const std::vector<int64_t> order = rank_by_key(allowed, u);
       for (size_t rank = 0; rank < order.size(); ++rank) {
         const double r1 = static_cast<double>(rank + 1);
         w[order[rank]] = 1.0 / (r1 * std::sqrt(r1));

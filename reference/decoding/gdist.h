@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ DraftRelation parse_draft_relation(const std::string& name);
 // tokens where mask[x] is true (all when mask is empty).
 std::vector<double> gdist(DistShape shape, const std::string& tensor, uint64_t seed, int64_t slot, int64_t vocab,
                           const std::vector<char>& mask = {});
+
+// `tokens` in order of a uniform key each (key(x), ascending), ties by index: G-DIST's Zipf
+// ranking, and frspec's token frequencies.
+std::vector<int64_t> rank_by_key(std::vector<int64_t> tokens, const std::function<double(int64_t)>& key);
 
 // The disjoint split of slot i: true on p's side.
 std::vector<char> disjoint_split(uint64_t seed, int64_t slot, int64_t vocab);

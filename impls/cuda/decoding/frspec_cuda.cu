@@ -20,30 +20,20 @@
 namespace attnbench::cuda::frspec {
 namespace {
 
-// 8 consecutive elements as fp32 (p 16-byte aligned for 16-bit types, 32-byte for fp32 when vec).
+// 8 consecutive elements as fp32, from a 16-byte boundary (two for fp32): one or two vector loads.
 template <Elem E>
-__device__ __forceinline__ void load8(const void* base, int64_t i, bool vec, float out[8]) {
+__device__ __forceinline__ void load8(const void* base, int64_t i, float out[8]) {
   if constexpr (E == Elem::f32) {
-    const float* p = static_cast<const float*>(base) + i;
-    if (vec) {
-      const float4 a = __ldg(reinterpret_cast<const float4*>(p)), b = __ldg(reinterpret_cast<const float4*>(p) + 1);
-      out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w, out[4] = b.x, out[5] = b.y, out[6] = b.z, out[7] = b.w;
-    } else {
-      for (int e = 0; e < 8; ++e) out[e] = __ldg(p + e);
-    }
+    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(base) + i);
+    const float4 a = __ldg(p), b = __ldg(p + 1);
+    out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w, out[4] = b.x, out[5] = b.y, out[6] = b.z, out[7] = b.w;
   } else {
-    const uint16_t* p = static_cast<const uint16_t*>(base) + i;
-    uint16_t h[8];
-    if (vec) {
-      const uint4 w = __ldg(reinterpret_cast<const uint4*>(p));
-      const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-      for (int e = 0; e < 4; ++e) h[2 * e] = static_cast<uint16_t>(words[e] & 0xffffu), h[2 * e + 1] = static_cast<uint16_t>(words[e] >> 16);
-    } else {
-      for (int e = 0; e < 8; ++e) h[e] = __ldg(p + e);
-    }
+    const uint4 w = __ldg(reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(base) + i));
+    const uint32_t words[4] = {w.x, w.y, w.z, w.w};
     for (int e = 0; e < 8; ++e) {
-      if constexpr (E == Elem::bf16) out[e] = __uint_as_float(static_cast<uint32_t>(h[e]) << 16);
-      else out[e] = __half2float(__ushort_as_half(h[e]));
+      const auto h = static_cast<uint16_t>(e % 2 ? words[e / 2] >> 16 : words[e / 2] & 0xffffu);
+      if constexpr (E == Elem::bf16) out[e] = __uint_as_float(static_cast<uint32_t>(h) << 16);
+      else out[e] = __half2float(__ushort_as_half(h));
     }
   }
 }
@@ -71,12 +61,12 @@ __global__ void __launch_bounds__(kHeadWarps * 32) head_kernel(const Params p) {
       if (chunked) {
         for (int64_t d = 8 * int64_t{lane}; d < D; d += 8 * 32) {
           float w[8];
-          load8<E>(p.head, row + d, true, w);
+          load8<E>(p.head, row + d, w);
 #pragma unroll
           for (int i = 0; i < kHeadTile; ++i) {
             if (i >= tile) break;
             float x[8];
-            load8<E>(p.hidden, (h0 + i) * D + d, true, x);
+            load8<E>(p.hidden, (h0 + i) * D + d, x);
 #pragma unroll
             for (int e = 0; e < 8; ++e) acc[i] = fmaf(w[e], x[e], acc[i]);
           }
@@ -98,8 +88,7 @@ __global__ void __launch_bounds__(kHeadWarps * 32) head_kernel(const Params p) {
   }
 }
 
-// The CTA's reduction of (value, index): the larger value, then the smaller index (max_first) or
-// the sum of values (sum).
+// The better of two (value, index) pairs: the larger value, then the smaller index.
 __device__ __forceinline__ void best_of(float& v, int& i, float v2, int i2) {
   if (v2 > v || (v2 == v && i2 < i)) v = v2, i = i2;
 }
