@@ -107,6 +107,37 @@ inline const std::vector<std::pair<std::string, std::string>> kWindowCoversAll =
      "gqa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=5000/f16/s3"},
 };
 
+// gather_decode's edges (every key outside a row's list is NaN in its inputs): shared and per-head
+// lists, head_dim 80 and 72 (off the vector widths), GQA groups 1, 4, 7 and 16 (the CPU's many-row
+// kernel), a single kept key, a list covering the whole cache, ragged list lengths (empty lists
+// included), soft-cap, batch 3.
+inline const std::vector<std::string> kGatherDecodeCases = {
+    "gather_decode/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=5000,budget=1000/bf16/s1",
+    "gather_decode/decode/batch=2,q_heads=14,kv_heads=2,head_dim=80,kv_len=3000,budget=700,index_scope=per_head,ragged=true/f16/s2",
+    "gather_decode/decode/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=100,budget=1/f32/s3",
+    "gather_decode/decode/batch=3,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=4096/bf16/s4",
+    "gather_decode/decode/batch=4,q_heads=28,kv_heads=4,head_dim=72,kv_len=2000,budget=300,ragged=true,softcap=30/f32/s5",
+    "gather_decode/decode/batch=1,q_heads=16,kv_heads=1,head_dim=128,kv_len=3000,budget=513,index_scope=per_head/bf16/s6",
+};
+
+// bias_decode's edges: GQA groups 1, 4, 7 and 16, head_dim 80 and 96, one key, ragged and per-head
+// lengths (NaN bias past them), soft-cap and ALiBi with the bias, 4 queries per sequence.
+inline const std::vector<std::string> kBiasDecodeCases = {
+    "bias_decode/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=4097/bf16/s1",
+    "bias_decode/decode/batch=2,q_heads=14,kv_heads=2,head_dim=80,kv_len=1000,ragged=true/f16/s2",
+    "bias_decode/decode/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=1/f32/s3",
+    "bias_decode/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=600,head_lengths=true,softcap=30,alibi=true/f32/s4",
+    "bias_decode/decode/batch=1,q_heads=16,kv_heads=1,head_dim=96,kv_len=900,q_len=4/bf16/s5",
+};
+
+// Pairs (gather_decode with a list of every key, the same gqa decode): the same step, to the bit.
+inline const std::vector<std::pair<std::string, std::string>> kGatherCoversAll = {
+    {"gather_decode/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=3000,budget=3000/bf16/s1",
+     "gqa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=3000/bf16/s1"},
+    {"gather_decode/decode/batch=2,q_heads=14,kv_heads=2,head_dim=80,kv_len=700,budget=700,index_scope=per_head/f16/s2",
+     "gqa/decode/batch=2,q_heads=14,kv_heads=2,head_dim=80,kv_len=700/f16/s2"},
+};
+
 // Each pair's rows pass and have the same outputs, bit for bit; returns what did not hold.
 inline std::vector<std::string> equal_pair_mismatches(const std::vector<std::pair<std::string, std::string>>& pairs,
                                                       Backend& backend, const std::string& variant) {

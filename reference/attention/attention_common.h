@@ -52,6 +52,18 @@
 // r = i·group + (h mod group), into a row map, so its tasks hold active rows only: a KV head none
 // of whose rows is active reads no key, and a task's work counts only its active rows.
 //
+// Gathered keys (key_index = 1 or 2, PRIM-ATTN-GATHER: the sparse step of the selection-only KV
+// methods): the keys of a (sequence, KV head) are listed rather than counted. The stage takes
+//   key_idx [batch, 1 or kv_heads, kv_cap] i32   the keys each position reads, in any order
+// with kv_len holding each list's length ([batch] shared, [batch, kv_heads] per head with
+// head_lengths = 1), kv_cap the lists' capacity and cache_cap the rows of K and V per (sequence,
+// KV head). Every bound, split and mask then counts positions in the list (key_row() maps a
+// position to its row), so the methods that gather use neither window, sinks, ALiBi nor the fused
+// rope, whose meaning is a key's place in the cache.
+// Key bias (key_bias = 1, PRIM-ATTN with a per-key log-weight: ZeroMerge's λ·log w):
+//   key_bias [batch, kv_heads, cache_cap or kv_cap] f32   added to the logit of each key (after
+//            the cap), indexed like K's rows, so a gathered key takes its own.
+//
 // Light on purpose: CUDA device code includes it, and so do the Vulkan shaders, which read only
 // the field list (C++ lives inside __cplusplus).
 #ifndef ATTNBENCH_ATTENTION_COMMON_H
@@ -79,7 +91,12 @@
   X(i32, head_sparse)  /* 1: row_gates skip rows (gate 0) and scale O */      \
   X(i32, rope_dim)     /* 0: q, k as given; else rotary dims rotated inside */ \
   X(i32, rope_interleaved) /* 1: GPT-J pairs (2f, 2f+1); 0: NeoX halves */      \
-  X(f32, rope_factor)  /* YaRN's mscale on the rotated dims; else 1 */
+  X(f32, rope_factor)  /* YaRN's mscale on the rotated dims; else 1 */        \
+  X(i32, key_index)    /* 0: keys 0..len; 1: key_idx shared by the KV heads; */ \
+                       /* 2: key_idx per KV head (kv_cap: the list's capacity) */ \
+  X(i32, cache_cap)    /* with key_index: K, V (and key_bias) rows per */     \
+                       /* (sequence, KV head) in memory */                     \
+  X(i32, key_bias)     /* 1: logit += key_bias[key] (f32, after the cap) */
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -116,7 +133,7 @@ ATTNBENCH_HD inline int64_t window_begin(const AttentionParams& s, int64_t end) 
 // End of the sink keys a row sees below its window: [0, sink_end).
 ATTNBENCH_HD inline int64_t sink_end(const AttentionParams& s, int64_t begin) { return s.sinks < begin ? s.sinks : begin; }
 // Whether the final logit differs from scale·q·k (soft-cap or ALiBi): kernels skip the pass when not.
-ATTNBENCH_HD inline bool modifies_logits(const AttentionParams& s) { return s.softcap > 0 || s.alibi; }
+ATTNBENCH_HD inline bool modifies_logits(const AttentionParams& s) { return s.softcap > 0 || s.alibi || s.key_bias; }
 // What decode's KV splits divide: the keys the rows of one (sequence, KV head) may see, counted
 // from split_origin() — a window's last window + q_len − 1 keys, the whole cache without one. The
 // sinks below the origin go with the first split.
@@ -147,6 +164,13 @@ inline rope::RopeParams rope_pass(const AttentionParams& s, bool keys) {
 // p-th entry of the group's row map (row_map [batch·kv_heads][group·q_len]).
 ATTNBENCH_HD inline int64_t packed_row(const AttentionParams& s, const int32_t* row_map, int64_t b, int64_t g, int64_t p) {
   return s.head_sparse ? row_map[(b * s.kv_heads + g) * (int64_t{s.group} * s.q_len) + p] : p;
+}
+// The row of K, V (at v_stride) and key_bias that position t of (sequence b, KV head g) reads:
+// t itself, or with key_index its entry in key_idx.
+ATTNBENCH_HD inline int64_t key_row(const AttentionParams& s, const int32_t* key_idx, int64_t b, int64_t g, int64_t t) {
+  const int64_t bg = b * s.kv_heads + g;
+  if (!s.key_index) return bg * s.kv_cap + t;
+  return bg * s.cache_cap + key_idx[(s.key_index == 2 ? bg : b) * s.kv_cap + t];
 }
 // Keys a row sees, sinks and window together.
 ATTNBENCH_HD inline int64_t visible_count(const AttentionParams& s, int64_t end) {

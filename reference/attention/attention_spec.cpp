@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -36,6 +37,13 @@ AttentionParams attention_params(const Case& c) {
   s.kv_cap = static_cast<int32_t>(c.i64("kv_len"));
   s.causal = c.flag("causal");
   s.head_lengths = c.flag("head_lengths");
+  if (spec->gathered()) {  // positions are the index lists' (attention_common.h, key_index)
+    s.cache_cap = s.kv_cap;
+    s.kv_cap = static_cast<int32_t>(c.i64("budget"));
+    s.key_index = c.str("index_scope") == "per_head" ? 2 : 1;
+    s.head_lengths = s.key_index == 2;
+  }
+  s.key_bias = spec->pattern() == Pattern::key_bias;
   s.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   if (spec->sliding()) {
     s.window = static_cast<int32_t>(c.i64("window"));
@@ -55,7 +63,8 @@ AttentionParams attention_params(const Case& c) {
 AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern pattern)
     : info_(std::move(info)), sharing_(sharing), pattern_(pattern) {
   info_.family = "attention";
-  info_.phases = {"prefill", "decode"};
+  const bool decode_only = pattern_ == Pattern::gathered || pattern_ == Pattern::key_bias;
+  info_.phases = decode_only ? std::vector<std::string>{"decode"} : std::vector<std::string>{"prefill", "decode"};
   info_.dtypes = {DType::f32, DType::f16, DType::bf16};
   schema_.add({"batch", ParamType::Int, Value(int64_t{1}), {}, 1.0, 4096.0, {}, "sequences in the batch"});
   schema_.add({"q_heads", ParamType::Int, Value(int64_t{32}), {}, 1.0, 1024.0, {}, "query heads"});
@@ -80,6 +89,26 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern patte
     schema_.rule("window: causal", [](const Params& p, const std::string&) -> std::string {
       if (p.flag("causal")) return {};
       return "window needs causal=true: the window is the last keys up to the query's own";
+    });
+  }
+  if (gathered()) {
+    schema_.add({"budget", ParamType::Int, std::nullopt, {}, 1.0, 1e7, {},
+                 "keys each index list holds: what one decode step attends (with ragged, a seeded count in [0, budget])"});
+    schema_.add({"index_scope", ParamType::String, Value(std::string("shared")), {}, {}, {}, {"shared", "per_head"},
+                 "one index list per sequence for every KV head (LessIsMore, TokenSelect) or one per KV head (Quest)"});
+    schema_.rule("gathered: budget <= kv_len", [](const Params& p, const std::string&) -> std::string {
+      if (p.i64("budget") <= p.i64("kv_len")) return {};
+      return cat("budget=", p.i64("budget"), " lists more keys than the cache's kv_len=", p.i64("kv_len"));
+    });
+    schema_.rule("gathered: one query", [](const Params& p, const std::string&) -> std::string {
+      if (p.i64("q_len") == 1) return {};
+      return cat("q_len=", p.i64("q_len"), ": gather_decode attends one query per sequence (its mask counts list positions)");
+    });
+    schema_.rule("gathered: no positional pattern", [](const Params& p, const std::string&) -> std::string {
+      if (p.flag("alibi")) return "alibi=true: a gathered key's bias needs its place in the cache, which the list hides";
+      if (rope::rope_on(p, kRope)) return "rope_layout with gather_decode: the keys arrive rotated, as a cache holds them";
+      if (p.flag("head_lengths")) return "head_lengths=true: per-head lists are index_scope=per_head";
+      return {};
     });
   }
   // Both are left out of case ids while off: the cases recorded before they existed keep their ids.
@@ -132,6 +161,13 @@ int64_t seeded_length(const Case& c, int64_t draw, int64_t cap) {
   return std::min<int64_t>(cap, static_cast<int64_t>(stream.uniform_f64(draw) * static_cast<double>(cap + 1)));
 }
 
+std::vector<int64_t> sequence_lengths(const Case& c, int64_t batch, int64_t cap) {
+  std::vector<int64_t> len(batch, cap);
+  if (c.flag("ragged"))
+    for (int64_t b = 1; b < batch; ++b) len[b] = seeded_length(c, b, cap);
+  return len;
+}
+
 void add_decode_q_len_rule(ParamSchema& schema) {
   schema.rule("decode: q_len <= 64", [](const Params& p, const std::string& phase) -> std::string {
     if (phase != "decode" || p.i64("q_len") <= 64) return {};
@@ -164,16 +200,73 @@ namespace {
 // The length of every (sequence, KV head), [batch, kv_heads]: the kv_len input holds one per
 // sequence (the same for its KV heads) or, with head_lengths, one per KV head. Element 0 has the
 // capacity; the others, when lengths vary, a seeded length in [0, capacity].
+// gather_decode's lengths are its index lists' (capacity budget): budget each, or with ragged a
+// seeded count per list (per KV head with index_scope=per_head).
 std::vector<int64_t> kv_lengths(const Case& c, const AttentionParams& s) {
   std::vector<int64_t> len(int64_t{s.batch} * s.kv_heads, s.kv_cap);
   const bool per_head = s.head_lengths, per_sequence = c.flag("ragged");
-  if (per_head || per_sequence) {
+  if (s.key_index ? per_sequence : per_head || per_sequence) {
     for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg) {
       const int64_t n = per_head ? bg : bg / s.kv_heads;  // the draw of this row's kv_len element
       if (n > 0) len[bg] = seeded_length(c, n, s.kv_cap);
     }
   }
   return len;
+}
+
+// K and V rows per (sequence, KV head): the cache's, which with key_index is not the lists' kv_cap.
+int64_t cache_rows(const AttentionParams& s) { return s.key_index ? s.cache_cap : s.kv_cap; }
+
+// gather_decode's index lists, key_idx [batch, 1 or kv_heads, budget]: list x holds len[x] distinct
+// keys of the cache, ascending (Knuth's selection sampling, one seeded stream), then the smallest
+// key it does not hold as padding, which the inputs make NaN: a kernel that reads past a list's
+// length fails the check. Every key of a sequence (of a KV head, per_head) outside its list is
+// NaN in K and V for the same reason.
+HostTensor index_lists(const Case& c, const AttentionParams& s, const std::vector<int64_t>& len, HostTensor& k, HostTensor& v) {
+  const int64_t lists = s.key_index == 2 ? int64_t{s.batch} * s.kv_heads : s.batch, rows = s.cache_cap;
+  HostTensor idx("key_idx", DType::i32, {s.batch, s.key_index == 2 ? s.kv_heads : 1, s.kv_cap});
+  const PhiloxStream stream(c.seed, "key_idx", kDomainInputs);
+  uint64_t draw = 0;
+  std::vector<char> in_list(rows);
+  // A NaN row in the storage dtype, copied over each unlisted key (tens of millions of elements).
+  HostTensor nan_row("nan", k.dtype(), {s.head_dim});
+  nan_row.fill(std::numeric_limits<double>::quiet_NaN());
+  const size_t row_bytes = nan_row.bytes();
+  for (int64_t x = 0; x < lists; ++x) {
+    const int64_t n = len[s.key_index == 2 ? x : x * s.kv_heads];
+    int32_t* out = idx.data<int32_t>() + x * s.kv_cap;
+    int64_t chosen = 0, pad = rows;
+    for (int64_t j = 0; j < rows; ++j) {
+      in_list[j] = chosen < n && stream.uniform_f64(draw++) * static_cast<double>(rows - j) < static_cast<double>(n - chosen);
+      if (in_list[j]) out[chosen++] = static_cast<int32_t>(j);
+      else if (pad == rows) pad = j;
+    }
+    for (int64_t t = n; t < s.kv_cap; ++t) out[t] = static_cast<int32_t>(pad == rows ? 0 : pad);
+    for (int64_t g = 0; g < s.kv_heads; ++g) {
+      if (s.key_index == 2 && g != x % s.kv_heads) continue;
+      const int64_t bg = s.key_index == 2 ? x : x * s.kv_heads + g;
+      for (int64_t j = 0; j < rows; ++j)
+        if (!in_list[j])
+          for (HostTensor* t : {&k, &v}) std::memcpy(t->raw() + (bg * rows + j) * row_bytes, nan_row.raw(), row_bytes);
+    }
+  }
+  return idx;
+}
+
+// bias_decode's key_bias [batch, kv_heads, kv_cap] f32: ZeroMerge's log-weight compensation log w
+// of slots that absorbed w tokens — a key is itself (w = 1, bias 0) with probability 3/4, else a
+// merged slot of w in [2, 64] — NaN past each row's length.
+HostTensor key_bias_input(const Case& c, const AttentionParams& s, const std::vector<int64_t>& len) {
+  HostTensor bias("key_bias", DType::f32, {s.batch, s.kv_heads, s.kv_cap});
+  const PhiloxStream stream(c.seed, "key_bias", kDomainInputs);
+  for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg)
+    for (int64_t j = 0; j < s.kv_cap; ++j) {
+      const int64_t at = bg * s.kv_cap + j;
+      const double u = stream.uniform_f64(static_cast<uint64_t>(at));
+      const double w = u < 0.75 ? 1.0 : std::floor(2.0 + (u - 0.75) * 4.0 * 63.0);
+      bias.set(at, j < len[bg] ? static_cast<double>(static_cast<float>(std::log(w))) : std::numeric_limits<double>::quiet_NaN());
+    }
+  return bias;
 }
 
 // Visible (query, key) pairs of the whole case: the work that matters.
@@ -201,18 +294,22 @@ TensorMap AttentionSpec::inputs(const Case& c) const {
   TensorMap in;
   in.emplace("q", normal_tensor("q", c.dtype, {s.batch, s.q_heads, s.q_len, s.head_dim}, c.seed));
   for (const char* name : {"k", "v"}) {
-    HostTensor t = normal_tensor(name, c.dtype, {s.batch, s.kv_heads, s.kv_cap, s.head_dim}, c.seed);
+    HostTensor t = normal_tensor(name, c.dtype, {s.batch, s.kv_heads, cache_rows(s), s.head_dim}, c.seed);
     // Padding beyond a row's length is NaN: an impl that reads it fails the check.
-    for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg)
+    for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()) && !s.key_index; ++bg)
       for (int64_t j = len[bg]; j < s.kv_cap; ++j)
         for (int64_t x = 0; x < s.head_dim; ++x)
           t.set((bg * s.kv_cap + j) * s.head_dim + x, std::numeric_limits<double>::quiet_NaN());
     in.emplace(name, std::move(t));
   }
-  HostTensor kv_len = s.head_lengths ? HostTensor("kv_len", DType::i32, {s.batch, s.kv_heads})
-                                     : HostTensor("kv_len", DType::i32, {s.batch});
+  if (s.key_index) in.emplace("key_idx", index_lists(c, s, len, in.at("k"), in.at("v")));
+  if (s.key_bias) in.emplace("key_bias", key_bias_input(c, s, len));
+  // With key_index the lengths are the lists': idx_len, the stage's kv_len.
+  const char* len_name = s.key_index ? "idx_len" : "kv_len";
+  HostTensor kv_len = s.head_lengths ? HostTensor(len_name, DType::i32, {s.batch, s.kv_heads})
+                                     : HostTensor(len_name, DType::i32, {s.batch});
   for (int64_t i = 0; i < kv_len.numel(); ++i) kv_len.set(i, static_cast<double>(len[s.head_lengths ? i : i * s.kv_heads]));
-  in.emplace("kv_len", std::move(kv_len));
+  in.emplace(len_name, std::move(kv_len));
   if (s.rope_dim > 0) {
     std::vector<int64_t> seq_len(s.batch);
     for (int64_t b = 0; b < s.batch; ++b) seq_len[b] = len[b * s.kv_heads];  // rope refuses head_lengths
@@ -244,11 +341,19 @@ void for_visible(const AttentionParams& s, int64_t end, F&& f) {
   for (int64_t j = begin; j < end; ++j) f(j);
 }
 
+// Where a row's position j reads: its key (j, or its entry in the index list) and the key's bias.
+struct KeyMap {
+  const int32_t* list = nullptr;  // with key_index: the (sequence[, KV head])'s list
+  const float* bias = nullptr;    // with key_bias: the (sequence, KV head)'s row of key_bias
+  int64_t key(int64_t j) const { return list ? list[j] : j; }
+  double bias_of(int64_t key) const { return bias ? static_cast<double>(bias[key]) : 0.0; }
+};
+
 // One query row, exactly, in fp64 (two-pass softmax).
 void reference_row(const AttentionParams& s, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b, int64_t h,
-                   int64_t i, int64_t kv_len, double* o, double* lse, RowScratch& w) {
+                   int64_t i, int64_t kv_len, const KeyMap& km, double* o, double* lse, RowScratch& w) {
   const int64_t d = s.head_dim, dv = s.v_head_dim, g = h / s.group;
-  const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d, v_off = (b * s.kv_heads + g) * s.kv_cap * dv;
+  const int64_t kv_off = (b * s.kv_heads + g) * cache_rows(s) * d, v_off = (b * s.kv_heads + g) * cache_rows(s) * dv;
   const int64_t end = visible_end(s, kv_len, i);
   std::fill(o, o + dv, 0.0);
   if (end == 0) {
@@ -264,12 +369,13 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
   q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q.data());
   double m = -INFINITY;
   for_visible(s, end, [&](int64_t j) {
-    k.get_row(kv_off + j * d, d, w.kv.data());
+    k.get_row(kv_off + km.key(j) * d, d, w.kv.data());
     double dot = 0;
     for (int64_t x = 0; x < d; ++x) dot += w.q[x] * w.kv[x];
     double logit = scale * dot;
     if (cap > 0) logit = cap * std::tanh(logit / cap);
     if (s.alibi) logit -= slope * (pos - static_cast<double>(j));
+    logit += km.bias_of(km.key(j));
     w.scores.push_back(logit);
     m = std::max(m, s.signed_weights ? std::fabs(logit) : logit);
   });
@@ -280,7 +386,7 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
     const double e = std::exp((s.signed_weights ? std::fabs(logit) : logit) - m);
     l += e;
     const double p = s.signed_weights ? static_cast<double>((logit > 0) - (logit < 0)) * e : e;
-    v.get_row(v_off + j * dv, dv, w.kv.data());
+    v.get_row(v_off + km.key(j) * dv, dv, w.kv.data());
     for (int64_t x = 0; x < dv; ++x) o[x] += p * w.kv[x];
   });
   for (int64_t x = 0; x < dv; ++x) o[x] /= l;
@@ -291,9 +397,9 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
 // inputs in the storage dtype, fp32 dot products and sums in key order, P rounded to the storage
 // dtype before P·V, O rounded to the storage dtype; the cap and the bias in fp32 (std::tanh).
 void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b,
-                  int64_t h, int64_t i, int64_t kv_len, double* o, double* lse, RowScratch& w) {
+                  int64_t h, int64_t i, int64_t kv_len, const KeyMap& km, double* o, double* lse, RowScratch& w) {
   const int64_t d = s.head_dim, dv = s.v_head_dim, g = h / s.group;
-  const int64_t kv_off = (b * s.kv_heads + g) * s.kv_cap * d, v_off = (b * s.kv_heads + g) * s.kv_cap * dv;
+  const int64_t kv_off = (b * s.kv_heads + g) * cache_rows(s) * d, v_off = (b * s.kv_heads + g) * cache_rows(s) * dv;
   const int64_t end = visible_end(s, kv_len, i);
   if (end == 0) {
     std::fill(o, o + dv, 0.0);
@@ -310,12 +416,13 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
   q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q32.data());
   float m = -INFINITY;
   for_visible(s, end, [&](int64_t j) {
-    k.get_row(kv_off + j * d, d, w.kv32.data());
+    k.get_row(kv_off + km.key(j) * d, d, w.kv32.data());
     float dot = 0;
     for (int64_t x = 0; x < d; ++x) dot += w.q32[x] * w.kv32[x];
     float logit = dot * scale;
     if (cap > 0) logit = cap * std::tanh(logit / cap);
     if (s.alibi) logit -= slope * (pos - static_cast<float>(j));
+    if (km.bias) logit += km.bias[km.key(j)];
     w.scores32.push_back(logit);
     m = std::max(m, s.signed_weights ? std::fabs(logit) : logit);
   });
@@ -327,7 +434,7 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
     l += e;
     const float p = s.signed_weights ? static_cast<float>((logit > 0) - (logit < 0)) * e : e;
     const float p_stored = static_cast<float>(round_to(dtype, p));
-    v.get_row(v_off + j * dv, dv, w.kv32.data());
+    v.get_row(v_off + km.key(j) * dv, dv, w.kv32.data());
     for (int64_t x = 0; x < dv; ++x) w.acc32[x] += p_stored * w.kv32[x];
   });
   for (int64_t x = 0; x < dv; ++x) o[x] = round_to(dtype, w.acc32[x] / l);
@@ -372,7 +479,9 @@ Rotated rotate_inputs(const Case& c, const AttentionParams& s, const TensorMap& 
 
 DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& in, Reference& ref, double flops,
                      const TensorMap* base_kv) {
-  const HostTensor &v = in.at("v"), &kv_len = in.at("kv_len");
+  const HostTensor &v = in.at("v"), &kv_len = in.at(s.key_index ? "idx_len" : "kv_len");
+  const int32_t* key_idx = s.key_index ? in.at("key_idx").data<int32_t>() : nullptr;
+  const float* key_bias = s.key_bias ? in.at("key_bias").data<float>() : nullptr;
   const HostTensor& v_base = base_kv ? base_kv->at("v") : v;
   std::optional<Rotated> rotated;
   if (s.rope_dim > 0) rotated = rotate_inputs(c, s, in, base_kv ? base_kv->at("k") : in.at("k"));
@@ -397,10 +506,14 @@ DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& i
     for (int64_t t = begin; t < end; ++t) {
       const int64_t r = todo[t];
       const int64_t i = r % s.q_len, h = (r / s.q_len) % s.q_heads, b = r / (s.q_len * s.q_heads);
-      const auto len = static_cast<int64_t>(kv_len.get(kv_len_index(s, b, h / s.group)));
-      reference_row(s, q, k, v, b, h, i, len, d.o.data<double>() + r * s.v_head_dim, d.lse.data<double>() + r, scratch);
-      baseline_row(s, c.dtype, q_base, k_base, v_base, b, h, i, len, d.o_base.data<double>() + r * s.v_head_dim, d.lse_base.data<double>() + r,
-                   scratch);
+      const int64_t g = h / s.group, bg = b * s.kv_heads + g;
+      const auto len = static_cast<int64_t>(kv_len.get(kv_len_index(s, b, g)));
+      KeyMap km;
+      if (key_idx) km.list = key_idx + (s.key_index == 2 ? bg : b) * s.kv_cap;
+      if (key_bias) km.bias = key_bias + bg * cache_rows(s);
+      reference_row(s, q, k, v, b, h, i, len, km, d.o.data<double>() + r * s.v_head_dim, d.lse.data<double>() + r, scratch);
+      baseline_row(s, c.dtype, q_base, k_base, v_base, b, h, i, len, km, d.o_base.data<double>() + r * s.v_head_dim,
+                   d.lse_base.data<double>() + r, scratch);
     }
   });
   return d;
@@ -436,6 +549,8 @@ Work AttentionSpec::work(const Case& c) const {
   w.bytes = q_rows * s.head_dim * es                                   // Q
             + 2.0 * kv_rows * static_cast<double>(s.head_dim) * es      // K, V (valid rows)
             + q_rows * (s.head_dim * es + 4.0);                          // O, LSE
+  if (s.key_index) w.bytes += 4.0 * kv_rows / (s.key_index == 2 ? 1 : s.kv_heads);  // the lists, read once per list
+  if (s.key_bias) w.bytes += 4.0 * kv_rows;                                         // a bias per key read
   if (s.rope_dim > 0) {  // the rotation of every query row and of every key row some query sees, and the positions
     w.flops += 6.0 * s.rope_dim * (q_rows + kv_rows);
     w.bytes += 4.0 * s.batch * (s.q_len + s.kv_cap);
@@ -456,6 +571,12 @@ Json AttentionSpec::quality(const Case& c, const TensorMap& /*inputs*/, const Te
     tokens += static_cast<double>(s.window > 0 ? std::min<int64_t>(n, int64_t{s.window} + s.q_len - 1 + s.sinks) : n);
   Json q = Json::object();
   q["kv_bytes_per_token"] = per_token;
+  if (s.key_index) {  // selection-only: the whole cache stays; a step reads the listed keys
+    q["kv_cache_bytes"] = static_cast<double>(s.batch) * s.cache_cap * per_token;
+    q["kv_bytes_read_per_step"] = tokens * per_token / s.kv_heads;
+    q["selection_only"] = true;
+    return q;
+  }
   q["kv_cache_bytes"] = tokens * per_token / s.kv_heads;  // kv_lengths is per (sequence, KV head)
   return q;
 }
@@ -463,8 +584,9 @@ Json AttentionSpec::quality(const Case& c, const TensorMap& /*inputs*/, const Te
 std::optional<RelatedCase> AttentionSpec::baseline(const Case& c) const {
   if (pattern_ != Pattern::plain) {  // measured against full causal softmax attention over the same cache
     RelatedCase r{"baseline", "gqa", c.phase, {}, c.dtype};
-    for (const auto& [name, v] : c.params.items())
-      if (name != "window" && name != "sinks") r.params[name] = v;
+    for (const auto& [name, v] : c.params.items())  // gather_decode's over the whole cache
+      if (name != "window" && name != "sinks" && !(gathered() && (name == "budget" || name == "index_scope" || name == "ragged")))
+        r.params[name] = v;
     return r;
   }
   if (sharing_ == HeadSharing::per_head) return std::nullopt;

@@ -9,8 +9,10 @@
 namespace attnbench::attention {
 
 enum class HeadSharing { per_head /* mha */, single /* mqa */, grouped /* gqa */ };
-// What a method adds to plain attention: nothing, swa's window and sinks, or cog's signed weights.
-enum class Pattern { plain, sliding, signed_weights };
+// What a method adds to plain attention: nothing, swa's window and sinks, cog's signed weights, or
+// one of the decode primitives the KV methods build on: gather_decode's listed keys (key_index)
+// and bias_decode's per-key logit bias (key_bias).
+enum class Pattern { plain, sliding, signed_weights, gathered, key_bias };
 
 class AttentionSpec : public Method {
  public:
@@ -28,6 +30,7 @@ class AttentionSpec : public Method {
 
   HeadSharing sharing() const { return sharing_; }
   bool sliding() const { return pattern_ == Pattern::sliding; }
+  bool gathered() const { return pattern_ == Pattern::gathered; }
   Pattern pattern() const { return pattern_; }
 
  protected:
@@ -49,6 +52,9 @@ std::vector<int64_t> reference_rows(Reference& ref, int64_t rows, double flops, 
 
 // The length the ragged rule draws for element `draw` of a cache of `cap` keys: seeded, in [0, cap].
 int64_t seeded_length(const Case& c, int64_t draw, int64_t cap);
+// Every sequence's length under the ragged rule: cap, or with the case's ragged=true a seeded
+// length for every sequence but the first (methods with one length per sequence: mla, kivi_decode).
+std::vector<int64_t> sequence_lengths(const Case& c, int64_t batch, int64_t cap);
 
 // Every query row of an attention case in fp64 and in the same-precision baseline (methodology.md,
 // TOL), the rows reference_rows() picks for `flops`: what the attention methods' reference

@@ -134,12 +134,7 @@ namespace {
 
 // Every sequence's length: the capacity, or with ragged a seeded length in [0, kv_len] for all but
 // sequence 0 (the attention methods' rule).
-std::vector<int64_t> lengths(const Case& c, const MlaParams& s) {
-  std::vector<int64_t> len(s.batch, s.kv_cap);
-  if (c.flag("ragged"))
-    for (int64_t b = 1; b < s.batch; ++b) len[b] = attention::seeded_length(c, b, s.kv_cap);
-  return len;
-}
+std::vector<int64_t> lengths(const Case& c, const MlaParams& s) { return attention::sequence_lengths(c, s.batch, s.kv_cap); }
 
 int64_t visible(const MlaParams& s, int64_t len, int64_t i) {
   if (!s.causal) return len;

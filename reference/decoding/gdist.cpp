@@ -29,7 +29,7 @@ DraftRelation parse_draft_relation(const std::string& name) {
 
 namespace {
 
-std::vector<double> normalised(std::vector<double> w) {
+std::vector<double> to_distribution(std::vector<double> w) {
   double total = 0;
   for (double x : w) total += x;
   ATTNBENCH_ASSERT(total > 0, "G-DIST: a distribution with no mass");
@@ -99,7 +99,7 @@ std::vector<double> gdist(DistShape shape, const std::string& tensor, uint64_t s
       w[pick(r(0), allowed)] = 1.0;
       break;
   }
-  return normalised(std::move(w));
+  return to_distribution(std::move(w));
 }
 
 std::vector<char> disjoint_split(uint64_t seed, int64_t slot, int64_t vocab) {
@@ -125,7 +125,7 @@ std::vector<double> draft_for(DraftRelation rel, DistShape shape, const std::vec
       const PhiloxStream tok(seed, "draft_probs", kDomainInputs);
       std::vector<double> q(vocab);
       for (int64_t x = 0; x < vocab; ++x) q[x] = p[x] * (0.25 + 1.5 * tok.uniform_f64(static_cast<uint64_t>(slot * vocab + x)));
-      return normalised(std::move(q));
+      return to_distribution(std::move(q));
     }
   }
   return p;

@@ -1,5 +1,5 @@
-// mha, mqa, gqa, swa and cog on the CPU: one impl serving all five (variant "blocked"), the attention
-// stage (attention_stage.h) on the case's buffers.
+// mha, mqa, gqa, swa, cog and the decode primitives gather_decode and bias_decode on the CPU: one
+// impl serving all seven (variant "blocked"), the attention stage (attention_stage.h) on the case's buffers.
 #include "attention_stage.h"
 #include "attnbench/impl.h"
 
@@ -30,3 +30,5 @@ ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "mqa", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "gqa", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "swa", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "cog", "cpu", "blocked");
+ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "gather_decode", "cpu", "blocked");
+ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "bias_decode", "cpu", "blocked");

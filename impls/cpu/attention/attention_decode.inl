@@ -26,21 +26,44 @@ struct Bf16 { uint16_t bits; };  // element types of InPlace rows
 struct F16 { uint16_t bits; };
 
 template <typename T>
+inline V load_as_f32(const T* at) {
+  if constexpr (std::is_same_v<T, float>) return S::load(at);
+  else if constexpr (std::is_same_v<T, Bf16>) return S::load_bf16(reinterpret_cast<const uint16_t*>(at));
+  else return S::load_f16(reinterpret_cast<const uint16_t*>(at));
+}
+inline int64_t prefetch_rows(int64_t row_bytes) { return std::max<int64_t>(1, kPrefetchBytes / row_bytes); }
+
+template <typename T>
 struct InPlace {
   const T* p;
   int64_t ld;
   int64_t ahead;  // bytes: whole rows, about kPrefetchBytes
   InPlace(const void* base, int64_t ld_) : p(static_cast<const T*>(base)), ld(ld_) {
     const int64_t row_bytes = ld * static_cast<int64_t>(sizeof(T));
-    ahead = std::max<int64_t>(1, kPrefetchBytes / row_bytes) * row_bytes;
+    ahead = prefetch_rows(row_bytes) * row_bytes;
   }
-  V load(int64_t j, int64_t c) const {
-    if constexpr (std::is_same_v<T, float>) return S::load(p + j * ld + c * W);
-    else if constexpr (std::is_same_v<T, Bf16>) return S::load_bf16(reinterpret_cast<const uint16_t*>(p + j * ld + c * W));
-    else return S::load_f16(reinterpret_cast<const uint16_t*>(p + j * ld + c * W));
-  }
+  V load(int64_t j, int64_t c) const { return load_as_f32(p + j * ld + c * W); }
   void touch(int64_t j, int64_t c) const {
     if ((c * W * sizeof(T)) % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(p + j * ld + c * W) + ahead, _MM_HINT_T1);
+  }
+};
+// Rows listed by an index list (gathered keys, attention_common.h key_row), read in place: the
+// same loads as InPlace at the listed rows, and the prefetch reaches the row listed kGatherAhead
+// positions ahead (never a list entry past `last`, the block's last readable one). Scattered rows
+// give the hardware prefetcher nothing to follow, so every row's lines are asked for here, and a
+// short distance keeps a task's first rows from waiting.
+constexpr int64_t kGatherAhead = 32;
+template <typename T>
+struct Gathered {
+  const T* p;          // the group's first row
+  const int32_t* idx;  // the list from the block's first position
+  int64_t ld, ahead, last;
+  Gathered(const void* base, const int32_t* idx_, int64_t ld_, int64_t last_)
+      : p(static_cast<const T*>(base)), idx(idx_), ld(ld_), ahead(kGatherAhead), last(last_) {}
+  V load(int64_t j, int64_t c) const { return load_as_f32(p + idx[j] * ld + c * W); }
+  void touch(int64_t j, int64_t c) const {
+    if ((c * W * sizeof(T)) % 64 == 0)
+      _mm_prefetch(reinterpret_cast<const char*>(p + idx[std::min(j + ahead, last)] * ld + c * W), _MM_HINT_T1);
   }
 };
 // A block widened into scratch (head dims off the vector width): nothing to prefetch.
@@ -233,15 +256,28 @@ inline void attend_few(const Problem& P, int64_t b, int64_t g, int64_t r0, int64
                 rows_at(P.v, dv, ldv, dvp, jb, bc, f.vbuf, false), m);
     });
   };
+  // Gathered keys: the listed rows of the group's cache, in place.
+  const auto gathered = [&](auto type) {
+    using T = decltype(type);
+    const int64_t bg = b * P.s.kv_heads + g;
+    const int32_t* list = P.key_idx + (P.s.key_index == 2 ? bg : b) * P.s.kv_cap;
+    run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*, bool) {
+      return Gathered<T>(static_cast<const T*>(base) + bg * P.s.cache_cap * ld, list + jb, ld, sp.key_end - 1 - jb);
+    });
+  };
   // The fused rope rotates each key as it is widened (the in-place loads cannot).
   if (d % W != 0 || dv % W != 0 || P.k_rope) {
     run([&](const void* base, int64_t n, int64_t ld, int64_t np, int64_t jb, int64_t bc, float* buf, bool is_k) {
       for (int64_t j = 0; j < bc; ++j) {
-        row_to_f32<S>(row_ptr(base, P.dtype, (kv0 + jb + j) * ld), P.dtype, n, np, buf + j * np);
+        row_to_f32<S>(row_ptr(base, P.dtype, attention::key_row(P.s, P.key_idx, b, g, jb + j) * ld), P.dtype, n, np, buf + j * np);
         if (is_k && P.k_rope) rotate_row(P, P.k_rope + (b * P.s.kv_cap + jb + j) * 2 * P.s.rope_dim, buf + j * np);
       }
       return Widened{buf, np};
     });
+  } else if (P.s.key_index) {
+    if (P.dtype == DType::f32) gathered(float{});
+    else if (P.dtype == DType::bf16) gathered(Bf16{});
+    else gathered(F16{});
   } else if (P.dtype == DType::f32) {
     run([&](const void* base, int64_t, int64_t ld, int64_t, int64_t jb, int64_t, float*, bool) {
       return InPlace<float>(static_cast<const float*>(base) + (kv0 + jb) * ld, ld);

@@ -45,6 +45,10 @@ struct Problem {
   const float* q_rope = nullptr;
   const float* k_rope = nullptr;
   rope::RopeParams rope{};  // the rotation's pairs (rotary_dim, interleaved) for rope_rotate.inl
+  // With s.key_index: the index lists (attention_common.h key_row; kv_len then holds their lengths).
+  const int32_t* key_idx = nullptr;
+  // With s.key_bias: each key's logit bias, [batch, kv_heads, rows] like K's rows.
+  const float* key_bias = nullptr;
 };
 
 // Where a task's results go: the final O/LSE, or a partial (m, l, unnormalised O) per row when

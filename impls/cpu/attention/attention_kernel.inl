@@ -107,7 +107,9 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
   std::fill(sc.o, sc.o + nr * dvp, 0.0f);
   const int64_t kv_base = (b * s.kv_heads + g) * s.kv_cap;
   // f32 rows whose width is a multiple of the vector width are read in place.
-  const bool direct_k = P.dtype == DType::f32 && d == dp && !P.k_rope, direct_v = P.dtype == DType::f32 && dv == dvp;
+  const bool contiguous = !s.key_index;  // listed keys are widened row by row
+  const bool direct_k = P.dtype == DType::f32 && d == dp && !P.k_rope && contiguous,
+             direct_v = P.dtype == DType::f32 && dv == dvp && contiguous;
   const bool modified = attention::modifies_logits(s);
   for_visible_blocks(sp, j0, BC, 1, [&](int64_t jb, int64_t bc) {
     const float* krow = sc.krow;
@@ -115,13 +117,13 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
     if (direct_k) krow = static_cast<const float*>(P.k) + (kv_base + jb) * d;
     else
       for (int64_t j = 0; j < bc; ++j) {
-        row_to_f32<S>(row_ptr(P.k, P.dtype, (kv_base + jb + j) * d), P.dtype, d, dp, sc.krow + j * dp);
+        row_to_f32<S>(row_ptr(P.k, P.dtype, attention::key_row(s, P.key_idx, b, g, jb + j) * d), P.dtype, d, dp, sc.krow + j * dp);
         if (P.k_rope) rotate_row(P, P.k_rope + (b * s.kv_cap + jb + j) * 2 * s.rope_dim, sc.krow + j * dp);
       }
     if (direct_v) vrow = static_cast<const float*>(P.v) + (kv_base + jb) * s.v_stride;
     else
       for (int64_t j = 0; j < bc; ++j)
-        row_to_f32<S>(row_ptr(P.v, P.dtype, (kv_base + jb + j) * s.v_stride), P.dtype, dv, dvp, sc.v + j * dvp);
+        row_to_f32<S>(row_ptr(P.v, P.dtype, attention::key_row(s, P.key_idx, b, g, jb + j) * s.v_stride), P.dtype, dv, dvp, sc.v + j * dvp);
     // Scores.
     const int nc = static_cast<int>((bc + W - 1) / W);
     const int64_t ldk = direct_k ? d : dp, full_keys = bc / W * W, full_dims = d / W * W;

@@ -59,6 +59,7 @@ struct Spans {
   int64_t sink[N], lo[N], hi[N];
   int64_t sink_max = 0, lo_min = 0, hi_max = 0;  // over the rows: the blocks worth visiting
   float slope[N], pos[N];
+  int64_t b = 0, g = 0, key_end = 0;  // the group, and the end of its keys (key_bias reads below it)
 };
 
 template <int N>
@@ -67,6 +68,9 @@ inline void visible_spans(const Problem& P, int64_t b, int64_t g, int64_t r0, in
   const auto& s = P.s;
   const int64_t kv_len = P.kv_len[attention::kv_len_index(s, b, g)], G = s.group;
   j1 = std::min(j1, kv_len);
+  sp.b = b;
+  sp.g = g;
+  sp.key_end = j1;
   sp.sink_max = j0;
   sp.lo_min = j1;
   sp.hi_max = j0;
@@ -152,7 +156,8 @@ inline V tanh_v(V x) {
 }
 
 // The logit modifiers (attention_common.h) on n scores of row rr for keys jb, jb + 1, ...: the
-// soft-cap, then ALiBi's bias slope·(j − position). n a multiple of W.
+// soft-cap, then ALiBi's bias slope·(j − position), then key_bias of each key below the group's
+// end (the masked ones past it keep theirs). n a multiple of W.
 template <int N>
 inline void modify_logits(const Problem& P, const Spans<N>& sp, int64_t rr, int64_t jb, float* row, int64_t n) {
   const float cap = P.s.softcap;
@@ -168,6 +173,10 @@ inline void modify_logits(const Problem& P, const Spans<N>& sp, int64_t rr, int6
       const V dist = S::add(S::set1(static_cast<float>(jb + t) - sp.pos[rr]), lanes);  // exact below 2^24
       S::store(row + t, S::fma(slope, dist, S::load(row + t)));
     }
+  }
+  if (P.s.key_bias) {
+    const int64_t n_keys = std::min(n, sp.key_end - jb);
+    for (int64_t t = 0; t < n_keys; ++t) row[t] += P.key_bias[attention::key_row(P.s, P.key_idx, sp.b, sp.g, jb + t)];
   }
 }
 

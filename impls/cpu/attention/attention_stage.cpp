@@ -10,9 +10,11 @@
 namespace attnbench::cpu::attn {
 
 StageIo case_io(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates) {
-  StageIo sio{io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io["kv_len"].ptr<int32_t>(), io["O"].ptr(), io["LSE"].ptr<float>(),
-              s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr, row_gates};
+  StageIo sio{io["q"].ptr(), io["k"].ptr(), io["v"].ptr(), io[s.key_index ? "idx_len" : "kv_len"].ptr<int32_t>(), io["O"].ptr(),
+              io["LSE"].ptr<float>(), s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr, row_gates};
   add_rope_io(sio, s, io);
+  if (s.key_index) sio.key_idx = io["key_idx"].ptr<int32_t>();
+  if (s.key_bias) sio.key_bias = io["key_bias"].ptr<float>();
   return sio;
 }
 
@@ -30,6 +32,11 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
   const int64_t w = kernels_->vector_width;
   problem_ = {s, dtype, (s.head_dim + w - 1) / w * w, (s.v_head_dim + w - 1) / w * w, s.scale,
               io.q, io.k, io.v, io.kv_len, io.o, io.lse, io.alibi_slopes, io.row_gates, nullptr, nullptr};
+  ATTNBENCH_ASSERT(!s.key_index || (io.key_idx && s.q_len == 1 && !s.window && !s.sinks && !s.alibi && !s.rope_dim),
+                   "gathered attention: index lists, one query, no positional pattern");
+  ATTNBENCH_ASSERT(!s.key_bias || io.key_bias, "key_bias attention without its bias");
+  problem_.key_idx = io.key_idx;
+  problem_.key_bias = io.key_bias;
   rows_ = int64_t{s.group} * s.q_len;
   groups_ = int64_t{s.batch} * s.kv_heads;
   if (s.head_sparse) {
@@ -83,7 +90,7 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
   // bf16 tasks of many rows on the tiles; decode (few rows) stays bound by reading K and V. The
   // tiles' packing takes V as wide as K, in its own rows.
   amx_ = cpu.amx() && dtype == DType::bf16 && rows_ > kDirectRows && s.v_head_dim == s.head_dim && s.v_stride == s.head_dim &&
-         !rope_fused_;
+         !rope_fused_ && !s.key_index && !s.key_bias;
   if (amx_) {
     packed_ = amx::packed_shape(s);
     packed_k_ = cpu.allocator().allocate(amx::k_elements(packed_) * 2, "attention.amx_k");

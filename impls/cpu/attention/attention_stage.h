@@ -48,6 +48,8 @@ struct StageIo {
   const int32_t* q_positions = nullptr;
   const int32_t* k_positions = nullptr;
   const float* inv_freq = nullptr;
+  const int32_t* key_idx = nullptr;  // with s.key_index (kv_len: the lists' lengths)
+  const float* key_bias = nullptr;   // with s.key_bias
 };
 
 // The stage's buffers for a case of an attention method (mha ... cog, moh): the case's own tensors.

@@ -27,10 +27,15 @@ struct Params {
   const void* q;          // [batch, q_heads, q_len, head_dim]      Elem
   const void* k;          // [batch, kv_heads, kv_cap, head_dim]    Elem, NaN beyond the row's length
   const void* v;          // [batch, kv_heads, kv_cap, v_head_dim], rows s.v_stride apart (may be k)
+                          // (cache_cap rows for kv_cap with s.key_index)
   const int32_t* kv_len;  // [batch], or [batch, kv_heads] with s.head_lengths
   void* o;                // [batch, q_heads, q_len, v_head_dim]    Elem
   float* lse;             // [batch, q_heads, q_len]                natural log
   const float* alibi_slopes;  // [q_heads] f32 with s.alibi, else null
+  // With s.key_index, else null: the index lists [batch, 1 or kv_heads, kv_cap] i32 whose lengths
+  // kv_len holds; K and V then have s.cache_cap rows per (sequence, KV head) (attention::key_row).
+  const int32_t* key_idx;
+  const float* key_bias;  // with s.key_bias, else null: one f32 per row of K (key_row's index)
   // Split-KV partials ([splits][rows][v_head_dim] and [splits][rows], rows = batch·q_heads·q_len,
   // row index as LSE's); null when splits == 1 and the kernel writes O and LSE itself.
   float* part_o;

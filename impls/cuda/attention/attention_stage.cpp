@@ -20,6 +20,10 @@
 //
 // head_sparse (moh): map_rows.cu compacts each KV head's active rows into a row map first, and
 // every kernel and split_combine take their rows through it (kernel_common.cuh task_row).
+//
+// Gathered keys (key_index: gather_decode) and a per-key logit bias (key_bias: bias_decode) are
+// taken by decode_mma and general, which reach each key's rows through attention::key_row
+// (kernel_common.cuh KeyRows); the prefill and latent kernels refuse them.
 #include "attention_stage.h"
 
 #include <algorithm>
@@ -201,9 +205,12 @@ Support common_limits(const attention::AttentionParams& s, bool decode, const Ke
 }
 
 // Why the mma variant does not take the step, or "".
-std::string mma_refusal(const attention::AttentionParams& s, DType dtype) {
+std::string mma_refusal(const attention::AttentionParams& s, DType dtype, bool decode) {
   if (dtype != DType::f16 && dtype != DType::bf16)
     return cat(dtype_name(dtype), ": the mma variant takes f16 and bf16 (tensor cores)");
+  if (!decode && (s.key_index || s.key_bias))
+    return "prefill with gathered keys or a key bias: those are decode steps (gather_decode, bias_decode), which "
+           "decode_mma takes; the prefill kernel reads neither (the general variant takes both phases)";
   if (s.signed_weights) return "signed weights (cog) are taken by the general variant; the mma kernels' softmax keeps no signs";
   if (s.head_dim % 8 != 0 || s.v_head_dim % 8 != 0 || s.v_stride % 8 != 0)
     return cat("head_dim=", s.head_dim, ", v_head_dim=", s.v_head_dim, ", v_stride=", s.v_stride,
@@ -213,9 +220,9 @@ std::string mma_refusal(const attention::AttentionParams& s, DType dtype) {
     return cat("head_dim=", s.head_dim, ", v_head_dim=", s.v_head_dim,
                ": the mma tiles hold widths up to 256, and the latent kernel keys up to 576 whose first 512 or fewer "
                "elements are the value (v_stride = head_dim); the general variant takes the rest");
-  if (s.window > 0 || s.sinks > 0 || attention::modifies_logits(s) || s.head_sparse || s.rope_dim > 0)
+  if (s.window > 0 || s.sinks > 0 || attention::modifies_logits(s) || s.head_sparse || s.rope_dim > 0 || s.key_index)
     return "the latent kernel (MLA's absorbed key and value widths) masks causally only: the window, sinks, soft-cap, ALiBi, "
-           "head_sparse and the fused rope are taken by the general variant";
+           "key bias, head_sparse, the fused rope and gathered keys are taken by the general variant";
   return "";
 }
 
@@ -226,7 +233,10 @@ AttentionBuffers case_buffers(const attention::AttentionParams& s, const IoBuffe
   b.q = io["q"].ptr();
   b.k = io["k"].ptr();
   b.v = io["v"].ptr();
-  b.kv_len = io["kv_len"].ptr<int32_t>();
+  // Gathered keys: the positions are the lists', so their lengths are what the kernels count.
+  b.kv_len = io[s.key_index ? "idx_len" : "kv_len"].ptr<int32_t>();
+  b.key_idx = s.key_index ? io["key_idx"].ptr<int32_t>() : nullptr;
+  b.key_bias = s.key_bias ? io["key_bias"].ptr<float>() : nullptr;
   b.o = io["O"].ptr();
   b.lse = io["LSE"].ptr<float>();
   b.alibi_slopes = s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr;
@@ -244,8 +254,10 @@ void add_rope_buffers(AttentionBuffers& b, const attention::AttentionParams& s, 
 
 Support AttentionStage::supports(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode,
                                  const DeviceLimits& limits) {
+  // The rope pass rotates kv_cap rows by their place in the cache, which a list position is not.
+  if (s.key_index && s.rope_dim > 0) return Support::no("gathered keys with the fused rope: the keys a list reads arrive rotated");
   if (variant == AttentionVariant::mma) {
-    const std::string why = mma_refusal(s, dtype);
+    const std::string why = mma_refusal(s, dtype, decode);
     if (!why.empty()) return Support::no(why);
   }
   const std::optional<Kernel> k = kernel_for(variant, s, dtype, decode);
@@ -261,6 +273,8 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
   ATTNBENCH_ASSERT(k, "prepare() of an attention step supports() refused: head_dim=", s.head_dim,
                    " v_head_dim=", s.v_head_dim);
   ATTNBENCH_ASSERT(!s.head_sparse || buffers.row_gates, "head_sparse attention takes row_gates");
+  ATTNBENCH_ASSERT(!s.key_index || buffers.key_idx, "gathered attention takes key_idx");
+  ATTNBENCH_ASSERT(!s.key_bias || buffers.key_bias, "key-bias attention takes key_bias");
   ATTNBENCH_ASSERT(variant == AttentionVariant::general || mma_tile(s) > 0 || buffers.v == buffers.k,
                    "the latent kernel reads V inside K's rows: v must be the K buffer");
   launch_ = k->launch;
@@ -297,6 +311,8 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
   p.o = buffers.o;
   p.lse = buffers.lse;
   p.alibi_slopes = s.alibi ? buffers.alibi_slopes : nullptr;
+  p.key_idx = s.key_index ? buffers.key_idx : nullptr;
+  p.key_bias = s.key_bias ? buffers.key_bias : nullptr;
   p.s = s;
   p.scale_log2 = static_cast<float>(static_cast<double>(s.scale) * 1.4426950408889634074);  // scale·log2(e)
 

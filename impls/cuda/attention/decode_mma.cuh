@@ -1,9 +1,11 @@
 // Decode attention on tensor cores (variant `mma`): split-KV (flash-decoding) with GQA packing,
-// for f16/bf16, with the window, sinks, soft-cap and ALiBi (attention_common.h; the splits share
-// the window's keys, the sink tiles go with split 0). Tile widths D = 64, 128 and 256 take every
-// key and value width up to D that is a multiple of 8 (MmaWidths, as prefill_mma), and head_sparse:
-// a CTA's rows are task positions of the KV head's row map, O scaled by the row's gate (by
-// split_combine when the keys are split). Memory-bound: the design goal is to keep HBM busy.
+// for f16/bf16, with the window, sinks, soft-cap, ALiBi and key bias (attention_common.h; the
+// splits share the window's keys, the sink tiles go with split 0), and gathered keys: the positions
+// are then a list's, each tile row's address looked up in it (KeyRows). Tile widths D = 64, 128
+// and 256 take every key and value width up to D that is a multiple of 8 (MmaWidths, as
+// prefill_mma), and head_sparse: a CTA's rows are task positions of the KV head's row map, O
+// scaled by the row's gate (by split_combine when the keys are split). Memory-bound: the design
+// goal is to keep HBM busy.
 //
 // Grid: x = row block × split, y = KV head, z = batch. A CTA takes RM = 16·MT packed rows (the
 // G query heads × q_len queries of one KV head, so each K/V byte is read once per group) and one
@@ -69,16 +71,16 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   const int n_tiles = vis.tiles;
   const int my_tiles = n_tiles > warp ? (n_tiles - warp + WARPS - 1) / WARPS : 0;  // tiles warp, warp+WARPS, ...
 
-  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap;
-  const T* k_head = static_cast<const T*>(p.k) + head * p.s.head_dim;
-  const T* v_head = static_cast<const T*>(p.v) + head * p.s.v_stride;
+  const KeyRows keys(p.s, p.key_idx, b, g);  // the rows of K, V and key_bias each key position reads
+  const T* k_rows = static_cast<const T*>(p.k);
+  const T* v_rows = static_cast<const T*>(p.v);
   const uint32_t pipe = q_s + static_cast<uint32_t>(Cfg::kQBytes + warp * Cfg::kWarpBytes);
   const auto load_tile = [&](int k) {  // this warp's k-th tile into stage k % STAGES
     const int tile = warp + k * WARPS, key0 = vis.first(tile), limit = vis.limit(tile);
     const uint32_t stage = pipe + static_cast<uint32_t>((k % STAGES) * Cfg::kStageBytes);
-    load_kv_tile<T, D, TN, 32>(stage, k_head, p.s.head_dim, widths.k_chunks, 2 * widths.k_steps, key0, limit, lane);
-    load_kv_tile<T, D, TN, 32>(stage + static_cast<uint32_t>(Cfg::kTileBytes), v_head, p.s.v_stride, widths.v_chunks,
-                               2 * widths.v_steps, key0, limit, lane);
+    load_kv_tile<T, D, TN, 32>(stage, k_rows, p.s.head_dim, widths.k_chunks, 2 * widths.k_steps, keys, key0, limit, lane);
+    load_kv_tile<T, D, TN, 32>(stage + static_cast<uint32_t>(Cfg::kTileBytes), v_rows, p.s.v_stride, widths.v_chunks,
+                               2 * widths.v_steps, keys, key0, limit, lane);
   };
 
   // Groups, oldest first: Q (every thread's share), then one per tile (empty past the last).
@@ -126,19 +128,25 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
     float s[MT][NT][4];
     warp_qk<T, D, MT, TN>(s, q_s, 0, k_st, lanes, widths.k_steps);
 
+    // Per key of the thread's columns (its bias, with key_bias, read once for all its rows; none
+    // past the tile's limit, where the lists and biases end), then per row.
 #pragma unroll
-    for (int mi = 0; mi < MT; ++mi)
+    for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
+      for (int j = 0; j < 2; ++j) {
+        const int key = key0 + nt * 8 + quad_col + j;
+        const float bias = p.s.key_bias && key < limit ? p.key_bias[keys(key)] : 0.0f;
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const int key = key0 + nt * 8 + quad_col + (c & 1), h = c >> 1;
-          // s stays in units of the unscaled score (scale_log2 folds the scale in): a modified
-          // logit goes back through 1/scale.
-          if (modified) s[mi][nt][c] = final_logit(p.s, s[mi][nt][c] * p.s.scale, key, slope[mi][h], query_pos[mi][h]) * inv_scale;
-          if (key >= limit || key >= row_end[mi][h] || (key < row_begin[mi][h] && key >= row_sinks[mi][h]))
-            s[mi][nt][c] = kNegInf;
-        }
+        for (int mi = 0; mi < MT; ++mi)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            float& v = s[mi][nt][2 * h + j];
+            // s stays in units of the unscaled score (scale_log2 folds the scale in): a modified
+            // logit goes back through 1/scale.
+            if (modified) v = final_logit(p.s, v * p.s.scale, key, slope[mi][h], query_pos[mi][h], bias) * inv_scale;
+            if (key >= limit || key >= row_end[mi][h] || (key < row_begin[mi][h] && key >= row_sinks[mi][h])) v = kNegInf;
+          }
+      }
 
     warp_softmax(s, o, mx, l, p.scale_log2);
     warp_pv<T, D, MT, TN>(o, s, v_st, lanes, widths.v_steps);

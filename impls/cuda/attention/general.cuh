@@ -20,7 +20,9 @@
 //
 // With head_sparse a CTA's rows are positions of its KV head's row map (kernel_common.cuh
 // task_row): Q rows are gathered through it, a CTA past the active rows exits at once, and O is
-// scaled by the row's gate as it is stored.
+// scaled by the row's gate as it is stored. With gathered keys (key_index) the key positions are a
+// list's, and a thread looks each of its key rows up in it (KeyRows); with key_bias each logit
+// takes its key's bias after the cap.
 //
 //   DMAX  ROWS  TX  BN (keys/tile)  keys/thread  O columns/thread  shared
 //   64    16    8   32              4            8                 21 KiB
@@ -82,9 +84,9 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
                              p.splits, split);
   const int n_tiles = vis.tiles;
 
-  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap;
-  const T* k_head = static_cast<const T*>(p.k) + head * D;
-  const T* v_head = static_cast<const T*>(p.v) + head * VS;
+  const KeyRows keys(p.s, p.key_idx, b, g);  // the rows of K, V and key_bias each key position reads
+  const T* k_rows = static_cast<const T*>(p.k);
+  const T* v_rows = static_cast<const T*>(p.v);
 
   // Q rows as f32 (zeros past R), gathered through the row map with head_sparse.
   const T* q = static_cast<const T*>(p.q);
@@ -101,18 +103,25 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
   const int x0 = tid % kColsPass, j0 = tid / kColsPass;
   const auto smem_at = [&](int u) { return (j0 + (u / kColGroups) * kRowsPass) * STRIDE + x0 + (u % kColGroups) * kColsPass; };
   // Element u of the tile whose first key is `first` and whose keys end at `limit`, of K or of V
-  // (row stride VS, DV columns), 0 past either: a thread's first element's address once, the
-  // others at compile-time multiples of the row stride and of kColsPass from it.
+  // (row stride VS, DV columns), 0 past either. A thread's elements lie in the rows of its keys
+  // key + dj, each row's address taken once: without a list at multiples of the row stride from
+  // the first key's row (computed past limit too, never read there), with one looked up in it,
+  // below limit only.
   const auto tile_elems = [&](int first, int limit, float* k_out, float* v_out, int count) {
     const int key = first + j0;
-    const T* k_src = k_head + static_cast<int64_t>(key) * D + x0;
-    const T* v_src = v_head + static_cast<int64_t>(key) * VS + x0;
+    const int64_t first_row = keys.gathered() ? 0 : keys(key);
+    const T *k_src = k_rows, *v_src = v_rows;
 #pragma unroll
     for (int u = 0; u < count; ++u) {
       const int dj = (u / kColGroups) * kRowsPass, dx = (u % kColGroups) * kColsPass;
       const bool in = key + dj < limit;
-      k_out[u] = in && x0 + dx < D ? to_f32(k_src[static_cast<int64_t>(dj) * D + dx]) : 0.0f;
-      if (!v_in_k) v_out[u] = in && x0 + dx < DV ? to_f32(v_src[static_cast<int64_t>(dj) * VS + dx]) : 0.0f;
+      if (u % kColGroups == 0) {
+        const int64_t row = keys.gathered() ? (in ? keys(key + dj) : 0) : first_row + dj;
+        k_src = k_rows + row * D + x0;
+        v_src = v_rows + row * VS + x0;
+      }
+      k_out[u] = in && x0 + dx < D ? to_f32(k_src[dx]) : 0.0f;
+      if (!v_in_k) v_out[u] = in && x0 + dx < DV ? to_f32(v_src[dx]) : 0.0f;
     }
   };
   constexpr int REG = Cfg::kRegisterPrefetch ? LPT : 1;
@@ -182,7 +191,12 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
       const int key = key0 + tx + TX * k;
       // s stays in units of the scaled score (sl2 folds the scale in): a modified logit goes back
       // through 1/scale.
-      if (modified) s[k] = final_logit(p.s, s[k] * p.s.scale, key, slope, query_pos) * inv_scale;
+      if (modified) {
+        // A key past limit (masked below) takes the last one's bias: nothing past the lists and
+        // biases is read, and without a predicate the DMAX 128 kernel keeps to 128 registers.
+        const float bias = p.s.key_bias ? p.key_bias[keys(min(key, limit - 1))] : 0.0f;
+        s[k] = final_logit(p.s, s[k] * p.s.scale, key, slope, query_pos, bias) * inv_scale;
+      }
       sg[k] = p.s.signed_weights ? static_cast<float>((s[k] > 0.0f) - (s[k] < 0.0f)) : 1.0f;  // cog: softmax of |s|
       if (p.s.signed_weights) s[k] = fabsf(s[k]);
       if (key >= limit || key >= row_end || (key < row_begin && key >= row_sinks)) s[k] = kNegInf;

@@ -72,10 +72,12 @@ __device__ __forceinline__ int window_begin(const attention::AttentionParams& s,
 __device__ __forceinline__ int sink_end(const attention::AttentionParams& s, int begin) { return min(s.sinks, begin); }
 
 // The final logit of a scaled score (attention_common.h): soft-cap (tanhf, 2 ulp), then ALiBi's
-// slope·(key − pos), pos the query's position.
-__device__ __forceinline__ float final_logit(const attention::AttentionParams& s, float logit, int key, float slope, float pos) {
+// slope·(key − pos), pos the query's position, then the key's bias (with s.key_bias).
+__device__ __forceinline__ float final_logit(const attention::AttentionParams& s, float logit, int key, float slope, float pos,
+                                             float bias) {
   if (s.softcap > 0.0f) logit = s.softcap * tanhf(logit / s.softcap);
   if (s.alibi) logit = fmaf(slope, static_cast<float>(key) - pos, logit);
+  if (s.key_bias) logit += bias;
   return logit;
 }
 
@@ -104,6 +106,24 @@ __device__ __forceinline__ void store_pair(__half* dst, float a, float b) {
 __device__ __forceinline__ void store_pair(__nv_bfloat16* dst, float a, float b) {
   *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(a, b);
 }
+
+// Where the key positions of (sequence b, KV head g) are read: position t's row of K, of V (at
+// v_stride) and of key_bias, counted from the buffers' start — attention::key_row(s, key_idx, b,
+// g, t), taken apart once per CTA into the head's first row and its list (null without key_index),
+// so that a row costs an add, or a list entry and an add: key_row per row cost the general kernel
+// 60 registers at DMAX 512 (sm_90), its 64-bit products recomputed for every row in flight. A
+// list is read below its length only: the entries past it name keys no row may see.
+struct KeyRows {
+  const int32_t* list;  // with key_index: (b, g)'s list, key_idx's row for b (shared) or (b, g)
+  int64_t head;         // key_row of position 0 without a list, the head's first cache row with one
+  __device__ __forceinline__ KeyRows(const attention::AttentionParams& s, const int32_t* key_idx, int b, int g) {
+    const int64_t bg = static_cast<int64_t>(b) * s.kv_heads + g;
+    list = s.key_index ? key_idx + (s.key_index == 2 ? bg : b) * s.kv_cap : nullptr;
+    head = bg * (s.key_index ? s.cache_cap : s.kv_cap);
+  }
+  __device__ __forceinline__ bool gathered() const { return list != nullptr; }
+  __device__ __forceinline__ int64_t operator()(int t) const { return head + (list ? list[t] : t); }
+};
 
 // --- swizzled tiles of 16-bit elements ----------------------------------------------------------
 // A tile row holds D elements = D/8 chunks of 16 bytes; chunk c of row r is stored at chunk
@@ -155,30 +175,35 @@ struct MmaWidths {
         v_steps((s.v_head_dim + 15) / 16) {}
 };
 
-// Rows [0, ROWS) of a K or V tile starting at key `key0`, rows `stride` elements apart in global
-// memory, `chunks` 16-byte chunks of each read and chunks [chunks, fill) zero-filled (MmaWidths);
-// rows at or beyond valid_end − key0 are zero-filled without reading global memory, so the NaN
-// padding past kv_len is never touched. Thread tid copies chunk tid % C of rows tid / C +
-// i·(THREADS / C): its source advances by a fixed stride, and its destination by a compile-time one
-// when that row stride is a multiple of 8 (rows 8 apart share a swizzle); otherwise (a warp loading
-// its own tile) the swizzle is recomputed.
+// Rows [0, ROWS) of a K or V tile starting at key position `key0`, of the buffer `base` whose rows
+// are `stride` elements apart, each position's row given by `keys` (KeyRows), `chunks` 16-byte
+// chunks of each read and chunks [chunks, fill) zero-filled (MmaWidths); positions at or beyond
+// valid_end are zero-filled without reading global memory (neither the row nor its list entry), so
+// the NaN padding past kv_len is never touched. Thread tid copies chunk tid % C of positions
+// tid / C + i·(THREADS / C): without a list its source advances by a fixed stride, with one each
+// row's address is looked up once; its destination advances by a compile-time stride when that
+// row stride is a multiple of 8 (rows 8 apart share a swizzle); otherwise (a warp loading its own
+// tile) the swizzle is recomputed.
 template <typename T, int D, int ROWS, int THREADS>
-__device__ __forceinline__ void load_kv_tile(uint32_t dst, const T* head_base, int stride, int chunks, int fill, int key0,
-                                             int valid_end, int tid) {
+__device__ __forceinline__ void load_kv_tile(uint32_t dst, const T* base, int stride, int chunks, int fill, const KeyRows& keys,
+                                             int key0, int valid_end, int tid) {
   constexpr int kChunks = D / 8, kRowsPerPass = THREADS / kChunks;
   static_assert(THREADS % kChunks == 0 && ROWS % kRowsPerPass == 0, "load_kv_tile: uneven tile");
   const int row0 = tid / kChunks, ch = tid % kChunks;
   if (ch >= fill) return;  // past the padded width: never read
   const bool in_row = ch < chunks;
-  const T* src = head_base + (static_cast<int64_t>(key0) + row0) * stride + ch * 8;
+  // An invalid row reads nothing, but cp.async still wants a mapped address: the tile's first
+  // key, which callers guarantee valid (key0 < valid_end).
+  const T* first = base + keys(key0) * stride;
+  const T* src = first + static_cast<int64_t>(row0) * stride + ch * 8;  // without a list
   const uint32_t dst0 = dst + swizzle<D>(row0, ch);
 #pragma unroll
   for (int it = 0; it < ROWS / kRowsPerPass; ++it) {
     const int row = row0 + it * kRowsPerPass;
     const bool ok = in_row && key0 + row < valid_end;
-    // An invalid row reads nothing, but cp.async still wants a mapped address: the tile's first
-    // key, which callers guarantee valid (key0 < valid_end).
-    const T* from = ok ? src + static_cast<int64_t>(it * kRowsPerPass) * stride : head_base + static_cast<int64_t>(key0) * stride;
+    const T* from = !ok             ? first
+                    : keys.gathered() ? base + keys(key0 + row) * stride + ch * 8
+                                      : src + static_cast<int64_t>(it * kRowsPerPass) * stride;
     const uint32_t to = kRowsPerPass % 8 == 0 ? dst0 + static_cast<uint32_t>(it * kRowsPerPass * D * 2)
                                               : dst + swizzle<D>(row, ch);
     ptx::cp_async_16(to, from, ok);

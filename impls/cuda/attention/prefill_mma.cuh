@@ -75,14 +75,16 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
   const bool masked = p.s.window > 0;  // every tile may hold keys hidden from some row
   const bool modified = attention::modifies_logits(p.s);
 
-  const int64_t head = (static_cast<int64_t>(b) * p.s.kv_heads + g) * p.s.kv_cap;
-  const T* k_head = static_cast<const T*>(p.k) + head * p.s.head_dim;
-  const T* v_head = static_cast<const T*>(p.v) + head * p.s.v_stride;
+  const KeyRows keys(p.s, p.key_idx, b, g);
+  const T* k_rows = static_cast<const T*>(p.k);
+  const T* v_rows = static_cast<const T*>(p.v);
   const auto load_k = [&](uint32_t dst, int t) {
-    load_kv_tile<T, D, BN, THREADS>(dst, k_head, p.s.head_dim, widths.k_chunks, 2 * widths.k_steps, vis.first(t), vis.limit(t), tid);
+    load_kv_tile<T, D, BN, THREADS>(dst, k_rows, p.s.head_dim, widths.k_chunks, 2 * widths.k_steps, keys, vis.first(t),
+                                    vis.limit(t), tid);
   };
   const auto load_v = [&](uint32_t dst, int t) {
-    load_kv_tile<T, D, BN, THREADS>(dst, v_head, p.s.v_stride, widths.v_chunks, 2 * widths.v_steps, vis.first(t), vis.limit(t), tid);
+    load_kv_tile<T, D, BN, THREADS>(dst, v_rows, p.s.v_stride, widths.v_chunks, 2 * widths.v_steps, keys, vis.first(t),
+                                    vis.limit(t), tid);
   };
 
   // cp.async groups, oldest first: Q, K0, V0, then K(t+1), V(t+1) per iteration (empty groups at
@@ -142,7 +144,8 @@ __global__ void __launch_bounds__(PrefillConfig<D>::kThreads, PrefillConfig<D>::
               const int key = key0 + quad_col + nt * 8 + j;
               // s is the unscaled score (scale_log2 folds the scale in): a changed logit goes
               // back through 1/scale.
-              if (modified) v = final_logit(p.s, v * p.s.scale, key, slope, query_pos) / p.s.scale;
+              // No key bias: a decode step's (decode_mma), which the stage refuses here.
+              if (modified) v = final_logit(p.s, v * p.s.scale, key, slope, query_pos, 0.0f) / p.s.scale;
               if (key >= limit || key >= row_end || (key < row_begin && key >= row_sinks)) v = kNegInf;
             }
         }

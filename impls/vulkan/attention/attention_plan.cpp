@@ -27,15 +27,19 @@ void choose_splits(Push& push, uint32_t keys, uint64_t base_groups, uint64_t tar
   push.plan.groups = static_cast<uint32_t>(base_groups * k.splits);
 }
 
-// Index arithmetic in the shaders is 32-bit, and each tensor is one binding.
+// Index arithmetic in the shaders is 32-bit, and each tensor is one binding. With key_index K and
+// V hold cache_cap rows per (sequence, KV head), and kv_cap counts the lists' entries.
 std::string binding_limits(const attention::AttentionParams& s, DType dtype, const DeviceView& d) {
   const uint64_t es = dtype_size(dtype);
   const uint64_t rows = static_cast<uint64_t>(s.batch) * s.q_heads * s.q_len;
-  const uint64_t keys = static_cast<uint64_t>(s.batch) * s.kv_heads * s.kv_cap;
+  const uint64_t keys = static_cast<uint64_t>(s.batch) * s.kv_heads * (s.key_index ? s.cache_cap : s.kv_cap);
+  const uint64_t listed = static_cast<uint64_t>(s.batch) * (s.key_index == 2 ? s.kv_heads : 1) * s.kv_cap;
   return over_binding({{"q", rows * s.head_dim * es, es},
                        {"O", rows * s.v_head_dim * es, es},
                        {"k", keys * s.head_dim * es, es},
-                       {"v", keys * s.v_stride * es, es}},
+                       {"v", keys * s.v_stride * es, es},
+                       {"key_idx", s.key_index ? listed * 4 : 0, 4},
+                       {"key_bias", s.key_bias ? keys * 4 : 0, 4}},
                       d);
 }
 
@@ -194,6 +198,11 @@ Plan plan_coopmat_nv(const attention::AttentionParams& s, DType dtype, const Dev
   if (s.head_sparse) {
     p.unsupported = "head_sparse (moh's routed heads): the cooperative-matrix kernel does not walk a row map; the portable "
                     "variant does";
+    return p;
+  }
+  if (s.key_index || s.key_bias) {
+    p.unsupported = "key_index or key_bias (gather_decode, bias_decode): the cooperative-matrix kernel reads K and V rows by "
+                    "position and adds no key bias; the portable variant takes both";
     return p;
   }
   const uint32_t D = static_cast<uint32_t>(s.head_dim);

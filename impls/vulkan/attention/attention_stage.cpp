@@ -12,14 +12,19 @@ namespace attnbench::vulkan::attn {
 Plan plan_variant(Variant v, const attention::AttentionParams& s, DType dtype, const DeviceLimits& limits,
                   const std::string& phase) {
   Plan p = v == Variant::coopmat_nv ? plan_coopmat_nv(s, dtype, limits, phase) : plan_portable(s, dtype, limits);
+  if (p.unsupported.empty() && s.rope_dim > 0 && s.key_index)  // its k copy would have the lists' kv_cap rows
+    p.unsupported = "the fused rope with key_index: the rope pass rotates keys by their place in the cache, which the lists hide";
   if (p.unsupported.empty() && s.rope_dim > 0)
     p.unsupported = missing_feature(limits, {"storage16", "float64"}, "the rope pass before attention (fp64 angle reduction)");
   return p;
 }
 
 Buffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const Buffer* row_gates) {
-  Buffers b{&io["q"], &io["k"], &io["v"], &io["kv_len"], &io["O"], &io["LSE"], s.alibi ? &io["alibi_slopes"] : nullptr, row_gates};
+  Buffers b{&io["q"], &io["k"], &io["v"], &io[s.key_index ? "idx_len" : "kv_len"], &io["O"], &io["LSE"],
+            s.alibi ? &io["alibi_slopes"] : nullptr, row_gates};
   add_rope_buffers(b, s, io);
+  if (s.key_index) b.key_idx = &io["key_idx"];
+  if (s.key_bias) b.key_bias = &io["key_bias"];
   return b;
 }
 
@@ -44,10 +49,14 @@ void Stage::prepare(VulkanBackend& be, const Plan& plan, DType dtype, const Buff
   groups_ = static_cast<uint32_t>(s.batch * s.kv_heads);
   part_ml_ = be.allocator().allocate(split ? partial_ml_bytes(s, plan_) : 16, "attention.partial_ml");
   part_o_ = be.allocator().allocate(split ? partial_o_bytes(s, plan_) : 16, "attention.partial_o");
-  // Without ALiBi the slopes binding is never read, nor the head-sparse ones without head_sparse;
-  // q stands in for them.
+  // Without ALiBi the slopes binding is never read, nor the head-sparse ones without head_sparse,
+  // key_idx without key_index or key_bias without key_bias; q stands in for them.
   const Buffer* slopes = s.alibi ? io.alibi_slopes : io.q;
   ATTNBENCH_ASSERT(slopes, "attention with alibi needs the slopes buffer");
+  const Buffer* key_idx = s.key_index ? io.key_idx : io.q;
+  ATTNBENCH_ASSERT(key_idx, "attention with key_index needs the key_idx buffer");
+  const Buffer* key_bias = s.key_bias ? io.key_bias : io.q;
+  ATTNBENCH_ASSERT(key_bias, "attention with key_bias needs the key_bias buffer");
   const Buffer *gates = io.q, *row_map = io.q, *row_count = io.q;
   if (s.head_sparse) {
     ATTNBENCH_ASSERT(io.row_gates, "head_sparse attention needs the row_gates buffer");
@@ -57,9 +66,9 @@ void Stage::prepare(VulkanBackend& be, const Plan& plan, DType dtype, const Buff
     row_map = row_map_.get();
     row_count = row_count_.get();
   }
-  // Every pass binds the same twelve buffers (attention_common.glsl).
-  const std::vector<const Buffer*> buffers = {io.q,           io.k,          io.v,   io.kv_len, io.o,    io.lse,
-                                              part_ml_.get(), part_o_.get(), slopes, gates,     row_map, row_count};
+  // Every pass binds the same fourteen buffers (attention_common.glsl).
+  const std::vector<const Buffer*> buffers = {io.q,          io.k,   io.v,  io.kv_len, io.o,      io.lse,  part_ml_.get(),
+                                              part_o_.get(), slopes, gates, row_map,   row_count, key_idx, key_bias};
   const auto bindings = static_cast<uint32_t>(buffers.size());
   if (s.head_sparse) {
     // Wide: a prefill group's group · q_len rows go through one workgroup.

@@ -31,16 +31,19 @@ Plan plan_variant(Variant v, const attention::AttentionParams& s, DType dtype, c
                   const std::string& phase);
 
 // The tensors of attention_common.h. v may be k itself (v_stride = head_dim); alibi_slopes is
-// read only with s.alibi, row_gates only with s.head_sparse.
+// read only with s.alibi, row_gates only with s.head_sparse, key_idx only with s.key_index (kv_len
+// then holds the lists' lengths), key_bias only with s.key_bias.
 struct Buffers {
   const Buffer *q = nullptr, *k = nullptr, *v = nullptr, *kv_len = nullptr, *o = nullptr, *lse = nullptr;
   const Buffer* alibi_slopes = nullptr;
   const Buffer* row_gates = nullptr;
   // With s.rope_dim: the rope's inputs (attention_common.h).
   const Buffer *q_positions = nullptr, *k_positions = nullptr, *inv_freq = nullptr;
+  const Buffer *key_idx = nullptr, *key_bias = nullptr;
 };
 
-// The stage's buffers for a case of an attention method (mha ... cog, moh): the case's own tensors.
+// The stage's buffers for a case of an attention method (mha ... cog, gather_decode, bias_decode,
+// moh): the case's own tensors, gather_decode's lists' lengths (idx_len) as kv_len.
 Buffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const Buffer* row_gates = nullptr);
 // The fused rope's inputs (q_positions, k_positions, inv_freq) from a case's buffers, with s.rope_dim.
 void add_rope_buffers(Buffers& b, const attention::AttentionParams& s, const IoBuffers& io);

@@ -9,8 +9,11 @@
 //
 // Head-sparse (attention_common.h): attention_row_map compacts each (batch, KV head)'s active
 // rows into a row map, and the kernels' workgroups cover only its first row_count positions.
-// Every attention pipeline has the same twelve bindings (attention_stage.cpp binds one list); the
-// three of head_sparse are declared here, read-only except in the pass that writes the map.
+// Gathered keys and key bias (attention_common.h key_index, key_bias): the kernels count list
+// positions n as before and reach a position's rows of K, V and key_bias through key_row().
+// Every attention pipeline has the same fourteen bindings (attention_stage.cpp binds one list);
+// the three of head_sparse and the two of key_index and key_bias are declared here, read-only
+// except in the pass that writes the row map.
 #ifndef ATTNBENCH_ATTENTION_COMMON_GLSL
 #define ATTNBENCH_ATTENTION_COMMON_GLSL
 
@@ -85,6 +88,27 @@ float final_logit(float s, uint n, float slope, float pos) {
 layout(binding = 9) readonly buffer RowGates { float row_gates[]; };  // [batch, q_heads, q_len]
 layout(binding = 10) ATTENTION_ROW_MAP_ACCESS buffer RowMap { int row_map[]; };  // [batch·kv_heads][rows]
 layout(binding = 11) ATTENTION_ROW_MAP_ACCESS buffer RowCount { int row_count[]; };  // [batch·kv_heads]
+
+layout(binding = 12) readonly buffer KeyIdx { int key_idx[]; };     // [batch, 1 or kv_heads, kv_cap] with key_index
+layout(binding = 13) readonly buffer KeyBias { float key_bias[]; };  // [batch, kv_heads, cache rows] with key_bias
+
+// The row of K, V (at v_stride) and key_bias that position n < kv_len of (sequence b, KV head g)
+// reads (attention_common.h key_row): n itself, or with key_index its entry in key_idx. Only for
+// positions below the list's length: the entries past it are not keys.
+uint key_row(uint b, uint g, uint n) {
+  const uint bg = b * uint(pc.s.kv_heads) + g;
+  if (pc.s.key_index == 0) return bg * uint(pc.s.kv_cap) + n;
+  return bg * uint(pc.s.cache_cap) + uint(key_idx[(pc.s.key_index == 2 ? bg : b) * uint(pc.s.kv_cap) + n]);
+}
+// A final logit (final_logit) with the bias of its key's row added, after the cap and ALiBi as the
+// reference adds it; without key_bias, lg unchanged (not lg + 0: a −0 logit keeps its sign).
+float with_key_bias(float lg, uint row) {
+  if (pc.s.key_bias == 0) return lg;
+  precise float biased = lg + key_bias[row];  // not fused with the scale's product, which the reference rounds first
+  return biased;
+}
+// The same for position n of (sequence b, KV head g), its row looked up only with key_bias.
+float with_key_bias(float lg, uint b, uint g, uint n) { return pc.s.key_bias != 0 ? with_key_bias(lg, key_row(b, g, n)) : lg; }
 
 // Positions of group bh's task rows: its active rows with head_sparse, else every packed row.
 uint task_rows(uint bh) { return pc.s.head_sparse != 0 ? uint(row_count[bh]) : pc.plan.rows; }

@@ -9,7 +9,9 @@
 // attention_merge combines them. V rows may be narrower than K's (v_head_dim) and sit v_stride
 // apart (MLA's absorbed form reads each key's first v_head_dim elements as its value). With
 // head_sparse a workgroup's rows are positions of its group's row map (attention_common.glsl),
-// and a block past the group's active rows exits before reading a key.
+// and a block past the group's active rows exits before reading a key. With key_index the splits
+// cut list positions and each position's K and V rows are its listed key's (key_row); with
+// key_bias a logit adds the bias of that row.
 //
 // Lane groups are formed from gl_SubgroupID and gl_SubgroupInvocationID, and T divides the
 // smallest subgroup size, so a group's shuffles never leave its subgroup, whatever the size.
@@ -118,24 +120,25 @@ void main() {
   const uint first = window_begin(visible_end(kvlen, 0u));  // attention_common.h split_origin()
   const uint k0 = split == 0u ? 0u : first + split * pc.plan.split_len;
   const uint k1 = min(first + (split + 1u) * pc.plan.split_len, block_end);
-  const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
-  const uint vstride = uint(pc.s.v_stride), vbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * vstride;
+  const uint vstride = uint(pc.s.v_stride);
   for (uint base = k0; base < k1; base += NG * U) {
     if (base >= sink_max && base < begin_min) base = begin_min;
     if (base >= k1) break;
     // Every load of the step is issued before the first use.
     vec4 kk[U][CPL][2], vv[U][VCPL][2];
+    uint krow[U];  // each key's row of K, V and key_bias (key_row: positions past k1 have none)
     for (uint u = 0u; u < U; ++u) {
       const uint n = base + u * NG + grp;
+      krow[u] = n < k1 ? key_row(b, kvh, n) : 0u;
       for (uint j = 0u; j < CPL; ++j) {
         const uint c = lane + j * T;
         kk[u][j][0] = kk[u][j][1] = vec4(0.0);
-        if (n < k1 && c < NCH) load_k(kvbase + n * D + c * 8u, D - c * 8u, kk[u][j][0], kk[u][j][1]);
+        if (n < k1 && c < NCH) load_k(krow[u] * D + c * 8u, D - c * 8u, kk[u][j][0], kk[u][j][1]);
       }
       for (uint j = 0u; j < VCPL; ++j) {
         const uint c = lane + j * T;
         vv[u][j][0] = vv[u][j][1] = vec4(0.0);
-        if (n < k1 && c < VCH) load_v(vbase + n * vstride + c * 8u, DV - c * 8u, vv[u][j][0], vv[u][j][1]);
+        if (n < k1 && c < VCH) load_v(krow[u] * vstride + c * 8u, DV - c * 8u, vv[u][j][0], vv[u][j][1]);
       }
     }
     for (uint rr = 0u; rr < RB; ++rr) {
@@ -155,7 +158,7 @@ void main() {
       for (uint u = 0u; u < U; ++u) {
         const uint n = base + u * NG + grp;
         const bool vis = n < k1 && key_visible(n, vsink[rr], vbeg[rr], vend[rr]);
-        const float lg = vis ? final_logit(s[u], n, slope[rr], qpos[rr]) : 0.0;
+        const float lg = vis ? with_key_bias(final_logit(s[u], n, slope[rr], qpos[rr]), krow[u]) : 0.0;
         sg[u] = pc.s.signed_weights != 0 ? sign(lg) : 1.0;
         s[u] = vis ? (pc.s.signed_weights != 0 ? abs(lg) : lg) : NEG_INF;
         mt = max(mt, s[u]);

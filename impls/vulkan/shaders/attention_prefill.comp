@@ -10,7 +10,9 @@
 // zero-filled in shared memory, so padding (NaN) is never read. V and O rows are DV wide (V's
 // v_stride apart), which may differ from K's D (MLA). With head_sparse a block's rows are
 // positions of its group's row map (attention_common.glsl), ascending packed rows, so its first
-// and last rows still bound its keys; a block past the group's active rows exits at once.
+// and last rows still bound its keys; a block past the group's active rows exits at once. With
+// key_index the tiles hold list positions, each loaded from its listed key's rows (key_row); with
+// key_bias a logit adds the bias of that row (decode steps of many rows per KV head come here).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -109,8 +111,7 @@ void main() {
   const uint last = packed_row(bh, min(rows, rb * BR + BR) - 1u);
   const uint k0 = split * pc.plan.split_len;
   const uint k1 = min(k0 + pc.plan.split_len, visible_end(kvlen, pos_of(last)));
-  const uint kvbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * D;
-  const uint vstride = uint(pc.s.v_stride), vbase = (b * uint(pc.s.kv_heads) + kvh) * uint(pc.s.kv_cap) * vstride;
+  const uint vstride = uint(pc.s.v_stride);
   // Keys no row of the block sees (between the last row's sinks and the first row's window) are
   // skipped: the first row has the earliest window, the last the most sinks.
   const uint begin_min = window_begin(visible_end(kvlen, pos_of(packed_row(bh, rb * BR))));
@@ -122,15 +123,16 @@ void main() {
     barrier();  // the previous tile's readers are done
     for (uint idx = tid; idx < BC * NCHM; idx += NT) {
       const uint key = idx / NCHM, c = idx % NCHM, n = t0 + key;
+      const uint row = n < k1 ? key_row(b, kvh, n) : 0u;
       if (c < NCH) {
         vec4 klo = vec4(0.0), khi = vec4(0.0);
-        if (n < k1 && c * 8u < D) load_k(kvbase + n * D + c * 8u, D - c * 8u, klo, khi);
+        if (n < k1 && c * 8u < D) load_k(row * D + c * 8u, D - c * 8u, klo, khi);
         Ks[key * KS + c * 2u] = klo;
         Ks[key * KS + c * 2u + 1u] = khi;
       }
       if (c < NCHV) {
         vec4 vlo = vec4(0.0), vhi = vec4(0.0);
-        if (n < k1 && c * 8u < DV) load_v(vbase + n * vstride + c * 8u, DV - c * 8u, vlo, vhi);
+        if (n < k1 && c * 8u < DV) load_v(row * vstride + c * 8u, DV - c * 8u, vlo, vhi);
         Vs[key * DPV4 + c * 2u] = vlo;
         Vs[key * DPV4 + c * 2u + 1u] = vhi;
       }
@@ -155,7 +157,7 @@ void main() {
       for (uint jn = 0u; jn < TN; ++jn) {
         const uint n = t0 + ct + jn * CT;
         const bool vis = n < k1 && key_visible(n, vsink[tm], vbeg[tm], vend[tm]);
-        const float lg = vis ? final_logit(s[tm][jn] * pc.s.scale, n, slope[tm], qpos[tm]) : 0.0;
+        const float lg = vis ? with_key_bias(final_logit(s[tm][jn] * pc.s.scale, n, slope[tm], qpos[tm]), b, kvh, n) : 0.0;
         sg[jn] = pc.s.signed_weights != 0 ? sign(lg) : 1.0;
         s[tm][jn] = vis ? (pc.s.signed_weights != 0 ? abs(lg) : lg) : NEG_INF;
         mt = max(mt, s[tm][jn]);

@@ -45,3 +45,13 @@ TEST_CASE("fused rope: YaRN at factor 1 is plain RoPE and partial rotary 0 is no
   auto fused = test::open_backend("cpu", {{"rope", "fused"}});
   CHECK(test::equal_pair_mismatches(test::kFusedRopeEqualities, *fused, "blocked").empty());
 }
+
+TEST_CASE("gather_decode and bias_decode pass on the CPU at every ISA", "[cpu]") {
+  CHECK(test::cpu_rows_not_passing(test::kGatherDecodeCases).empty());
+  CHECK(test::cpu_rows_not_passing(test::kBiasDecodeCases).empty());
+}
+
+TEST_CASE("gather_decode over a list of every key is gqa decode on the CPU, bit for bit", "[cpu]") {
+  Backend& cpu = test::require_backend("cpu");
+  CHECK(test::equal_pair_mismatches(test::kGatherCoversAll, cpu, "blocked").empty());
+}

@@ -1,7 +1,8 @@
 // The attention patterns (window, sinks, soft-cap, ALiBi) and rope on CUDA (both kernels take the
 // patterns; rows_not_passing runs every variant of a case): the edge
 // cases, window ≥ kv_len equal to plain causal attention to the bit, and a decode step that never
-// reads the keys outside its window. Skipped (77) without a GPU.
+// reads the keys outside its window; the gathered and key-bias decode steps, and a gather over
+// every key equal to gqa decode to the bit. Skipped (77) without a GPU.
 #include "attention_pattern_checks.h"
 
 using namespace attnbench;
@@ -43,4 +44,22 @@ TEST_CASE("the fused rope passes on CUDA", "[cuda]") {
 TEST_CASE("fused rope: YaRN at factor 1 is plain RoPE and partial rotary 0 is none, on CUDA, bit for bit", "[cuda]") {
   Backend& gpu = test::require_backend("cuda");
   CHECK(test::equal_pair_mismatches(test::kFusedRopeEqualities, gpu, "general").empty());
+}
+
+TEST_CASE("gather_decode passes on CUDA: shared and per-head lists, ragged and empty ones", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kGatherDecodeCases, gpu).empty());
+}
+
+TEST_CASE("bias_decode passes on CUDA, with the soft-cap, ALiBi and several queries", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kBiasDecodeCases, gpu).empty());
+}
+
+TEST_CASE("gather_decode with a list of every key is gqa decode on CUDA, bit for bit, on both kernels", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  for (const char* variant : {"mma", "general"}) {
+    CAPTURE(variant);
+    CHECK(test::equal_pair_mismatches(test::kGatherCoversAll, gpu, variant).empty());
+  }
 }

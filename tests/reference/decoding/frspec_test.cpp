@@ -24,7 +24,7 @@ namespace {
 // A small subset, so that some of the full head's greedy drafts fall outside it.
 constexpr const char* kGreedyCase = "frspec/batch=4,draft_len=4,vocab=2000,subset=20,hidden=72,temperature=0/bf16/s4";
 // The distribution-mode case of suites/smoke.json and suites/ci.json.
-constexpr const char* kStatCase = "frspec/batch=1,draft_len=3,vocab=64,subset=16,hidden=32,draws=1000/f32/s7";
+constexpr const char* kFrspecStatCase = "frspec/batch=1,draft_len=3,vocab=64,subset=16,hidden=32,draws=1000/f32/s7";
 
 // The full head's fp64 logits of hidden row h.
 std::vector<double> full_logits(const TensorMap& in, int64_t h) {
@@ -131,7 +131,7 @@ TEST_CASE("frspec: the reference passes its own checks, STAT included", "[unit]"
 }
 
 TEST_CASE("frspec: the twin that verifies against the full head's q is rejected at the suite's n", "[unit]") {
-  const Case c = test::case_from_id(kStatCase);
+  const Case c = test::case_from_id(kFrspecStatCase);
   const TensorMap in = c.method->inputs(c);
   const Reference ref = c.method->reference(c, in);
   const int64_t K = c.i64("draft_len"), V = c.i64("vocab"), Vs = c.i64("subset"), n = c.i64("draws");

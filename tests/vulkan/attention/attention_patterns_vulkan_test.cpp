@@ -1,6 +1,7 @@
-// The attention patterns (window, sinks, soft-cap, ALiBi) and rope on the Vulkan kernels (lavapipe with
-// the validation layers in CI): the edge cases, window ≥ kv_len equal to plain causal attention
-// to the bit, and a decode step that never reads the keys outside its window.
+// The attention patterns (window, sinks, soft-cap, ALiBi, gathered keys, key bias) and rope on the
+// Vulkan kernels (lavapipe with the validation layers in CI): the edge cases, window ≥ kv_len equal
+// to plain causal attention to the bit, a decode step that never reads the keys outside its
+// window, and a gathered step over a list of every key equal to gqa decode to the bit.
 #include "attention_pattern_checks.h"
 
 using namespace attnbench;
@@ -39,4 +40,19 @@ TEST_CASE("the fused rope passes on Vulkan", "[vulkan]") {
 TEST_CASE("fused rope: YaRN at factor 1 is plain RoPE and partial rotary 0 is none, on Vulkan, bit for bit", "[vulkan]") {
   Backend& vk = test::require_backend("vulkan");
   CHECK(test::equal_pair_mismatches(test::kFusedRopeEqualities, vk, "portable").empty());
+}
+
+TEST_CASE("gather_decode passes on Vulkan", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kGatherDecodeCases, vk).empty());
+}
+
+TEST_CASE("gather_decode over a list of every key is gqa decode on Vulkan, bit for bit", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::equal_pair_mismatches(test::kGatherCoversAll, vk, "portable").empty());
+}
+
+TEST_CASE("bias_decode passes on Vulkan", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kBiasDecodeCases, vk).empty());
 }

@@ -1,7 +1,8 @@
 // The Vulkan attention plans (impls/vulkan/attention/attention_plan.cpp) for the H200: decode
 // split across the SMs, f16 prefill on cooperative matrices, bf16 prefill on the portable tiled
 // kernel; and a portable plan for every head_dim on the H200 and on lavapipe at both subgroup sizes;
-// on lavapipe, splits short enough for llvmpipe's loop limiter, even when one split is forced.
+// on lavapipe, splits short enough for llvmpipe's loop limiter, even when one split is forced; and
+// gathered keys and key bias on the portable kernels only.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -88,6 +89,34 @@ TEST_CASE("on llvmpipe no attention split walks more keys than the loop limiter 
   DeviceLimits h200 = test::h200_limits();
   h200.forced_splits = 1;
   CHECK(vulkan::attn::plan_portable(shape(1, 16, 1, 128, 1, 131072, true), DType::bf16, h200).push.plan.splits == 1);
+}
+
+// gather_decode and bias_decode (key_index, key_bias): the portable kernels take both, the split-KV
+// kernel for few rows per KV head and the tiled one for many (GQA 16, or 4 queries of GQA 16), and
+// the cooperative-matrix kernel refuses them, saying why. K's binding counts the cache's rows,
+// not the lists'.
+TEST_CASE("the Vulkan plans of gathered and biased keys", "[unit]") {
+  const DeviceLimits lavapipe = test::lavapipe_limits();
+  attention::AttentionParams gathered = shape(1, 8, 2, 128, 1, 700, true);
+  gathered.key_index = 2;
+  gathered.head_lengths = 1;
+  gathered.cache_cap = 3000;
+  CHECK(vulkan::attn::plan_portable(gathered, DType::bf16, lavapipe).shader == "attention_decode");
+  attention::AttentionParams biased = shape(1, 16, 1, 96, 4, 900, true);
+  biased.key_bias = 1;
+  CHECK(vulkan::attn::plan_portable(biased, DType::bf16, lavapipe).shader == "attention_prefill");
+  gathered.q_heads = 32;
+  gathered.group = 16;
+  CHECK(vulkan::attn::plan_portable(gathered, DType::bf16, lavapipe).shader == "attention_prefill");
+  // 600k cached rows of 128 bf16 elements are 154 MB, over lavapipe's 128 MiB binding, whatever the lists hold.
+  gathered.cache_cap = 600000;
+  const auto big = vulkan::attn::plan_portable(gathered, DType::bf16, lavapipe);
+  CHECK(big.unsupported.rfind("k is ", 0) == 0);
+  const DeviceLimits h200 = test::h200_limits();
+  for (const attention::AttentionParams& s : {gathered, biased}) {
+    const auto nv = vulkan::attn::plan_coopmat_nv(s, DType::f16, h200, "prefill");
+    CHECK(nv.unsupported.find("key_index or key_bias") != std::string::npos);
+  }
 }
 
 #endif
