@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/kvcomp/scored_selection.h"
 #include "reference/kvcomp/scored_selection_common.h"
 
 namespace attnbench::test {
@@ -168,6 +169,10 @@ inline const std::vector<std::string> kH2oCases = {
 
 // Every KV-selection method's shared cases, by name: the family's tests on every backend run them
 // all, and fail for a registered kvcomp method that has none here.
+// Whether a method is one of the KV-selection family's (scored_selection.h): what kvcomp_cases()
+// and the backends' family tests cover. kvcomp's other methods (kivi_decode) bring their own.
+inline bool selection_method(const Method& m) { return dynamic_cast<const kvcomp::ScoredSelection*>(&m) != nullptr; }
+
 inline const std::map<std::string, std::vector<std::string>>& kvcomp_cases() {
   static const std::map<std::string, std::vector<std::string>> cases = {
       {"adakv", kAdakvCases},   {"h2o", kH2oCases},       {"headkv", kHeadkvCases}, {"knorm", kKnormCases},
@@ -293,6 +298,19 @@ inline const std::vector<std::string> kFrspecCases = {
     "frspec/batch=2,draft_len=5,vocab=1500,subset=777,hidden=16,temperature=0.3/f32/s5",
     "frspec/batch=64,draft_len=4,vocab=4096,subset=1024,hidden=128/bf16/s6",
     "frspec/batch=1,draft_len=3,vocab=64,subset=16,hidden=32,draws=1000/f32/s7",
+};
+
+// kivi_decode: 2-bit at Llama's widths, 4-bit with head_dim 80 and GQA group 7 over ragged
+// sequences (an empty one included), one token, a residual window longer than the sequence (all
+// full precision), 16 rows of one KV head with groups of 64 and the other rounding, 4-bit groups
+// of 128 over 5000 tokens.
+inline const std::vector<std::string> kKiviDecodeCases = {
+    "kivi_decode/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000/bf16/s1",
+    "kivi_decode/decode/batch=4,q_heads=14,kv_heads=2,head_dim=80,kv_len=777,bits=4,group_size=16,residual=64,ragged=true/f16/s2",
+    "kivi_decode/decode/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=1/bf16/s3",
+    "kivi_decode/decode/batch=3,q_heads=32,kv_heads=8,head_dim=128,kv_len=100/f16/s4",
+    "kivi_decode/decode/batch=1,q_heads=16,kv_heads=1,head_dim=128,kv_len=4097,group_size=64,residual=256,rounding=half_away/bf16/s5",
+    "kivi_decode/decode/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=5000,bits=4,group_size=128/bf16/s6",
 };
 
 }  // namespace attnbench::test

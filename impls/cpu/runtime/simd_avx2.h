@@ -68,6 +68,20 @@ struct Avx2 {
     y = _mm256_mul_ps(y, _mm256_castsi256_ps(e));
     return _mm256_andnot_ps(underflow, y);
   }
+  // Codes first .. first + W − 1 of BITS bits (2 or 4) packed in 32-bit words (code i of a word in
+  // bits [i·BITS, (i + 1)·BITS)), as floats; first a multiple of W. Reads only the word they sit in.
+  template <int BITS>
+  static V codes(const uint32_t* words, int64_t first) {
+    if constexpr (BITS == 2) {
+      const __m256i w = _mm256_set1_epi32(static_cast<int>(words[first / 16]));
+      const __m256i sh = first % 16 ? _mm256_setr_epi32(16, 18, 20, 22, 24, 26, 28, 30) : _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+      return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(w, sh), _mm256_set1_epi32(3)));
+    } else {
+      const __m256i w = _mm256_set1_epi32(static_cast<int>(words[first / 8]));
+      const __m256i sh = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+      return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(w, sh), _mm256_set1_epi32(15)));
+    }
+  }
 };
 
 }  // namespace attnbench::cpu

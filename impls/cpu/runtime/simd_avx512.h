@@ -56,6 +56,22 @@ struct Avx512 {
     y = _mm512_scalef_ps(y, fx);  // y·2^fx
     return _mm512_maskz_mov_ps(static_cast<__mmask16>(~underflow), y);
   }
+  // Codes first .. first + W − 1 of BITS bits (2 or 4) packed in 32-bit words (code i of a word in
+  // bits [i·BITS, (i + 1)·BITS)), as floats; first a multiple of W. Reads only the words they sit in.
+  template <int BITS>
+  static V codes(const uint32_t* words, int64_t first) {
+    if constexpr (BITS == 2) {
+      const __m512i w = _mm512_set1_epi32(static_cast<int>(words[first / 16]));
+      const __m512i sh = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      return _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srlv_epi32(w, sh), _mm512_set1_epi32(3)));
+    } else {
+      const uint32_t* p = words + first / 8;
+      const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(static_cast<int>(p[0]))),
+                                           _mm256_set1_epi32(static_cast<int>(p[1])), 1);
+      const __m512i sh = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
+      return _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srlv_epi32(w, sh), _mm512_set1_epi32(15)));
+    }
+  }
 };
 
 }  // namespace attnbench::cpu

@@ -53,7 +53,7 @@ std::vector<int32_t> budgets_across_heads(const kvcomp::SelectionParams& s, cons
 TEST_CASE("every KV-selection method passes on CUDA, the same bits run to run", "[cuda]") {
   Backend& be = test::require_backend("cuda");
   for (const Method* m : registry().methods()) {
-    if (m->info().family != "kvcomp") continue;
+    if (!test::selection_method(*m)) continue;
     INFO(m->info().name);
     REQUIRE(test::kvcomp_cases().count(m->info().name));  // a new method brings its cases
     const std::vector<std::string>& ids = test::kvcomp_cases().at(m->info().name);

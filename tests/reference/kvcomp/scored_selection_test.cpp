@@ -216,7 +216,7 @@ std::string prefill_of(const Method& m) { return m.info().phases.empty() ? m.inf
 
 TEST_CASE("every KV method declares gqa decode over its compacted cache and over the full one, no baseline", "[unit]") {
   for (const Method* m : registry().methods()) {
-    if (m->info().family != "kvcomp") continue;
+    if (!test::selection_method(*m)) continue;
     INFO(m->info().name);
     const Case c = test::case_from_id(prefill_of(*m) + "/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512" +
                                       even_budget(m->info().name) + "/bf16/s1");
@@ -238,7 +238,7 @@ TEST_CASE("every KV method declares gqa decode over its compacted cache and over
 
 TEST_CASE("every KV method's K and V must be gathered at the impl's own indices, bit for bit", "[unit]") {
   for (const Method* m : registry().methods()) {
-    if (m->info().family != "kvcomp") continue;
+    if (!test::selection_method(*m)) continue;
     const Case c = test::case_from_id(prefill_of(*m) + "/q_heads=4,kv_heads=2,head_dim=32,kv_len=200,budget=40,n_future=2" +
                                       even_budget(m->info().name) + "/bf16/s1");
     const TensorMap in = c.method->inputs(c);

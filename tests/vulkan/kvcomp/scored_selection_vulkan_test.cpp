@@ -41,7 +41,7 @@ TEST_CASE("every KV-selection method passes on Vulkan, with the device's splits 
   auto& cpu = test::require_backend("cpu");
   auto split3 = test::open_backend("vulkan", {{"splits", "3"}});
   for (const Method* m : registry().methods()) {
-    if (m->info().family != "kvcomp") continue;
+    if (!test::selection_method(*m)) continue;
     const std::string& name = m->info().name;
     REQUIRE(test::kvcomp_cases().count(name));  // a new method brings its cases
     std::vector<std::string> ids = test::kvcomp_cases().at(name);

@@ -1,0 +1,291 @@
+// kivi_decode's kernel (semantics: reference/kvcomp/kivi_decode.cpp; layout: kivi_common.h),
+// compiled once per ISA (runtime/isa.h). A task is the group's query rows over a range of tokens,
+// a block of whole groups at a time, with an online softmax across blocks:
+//   quantized keys  channel-major codes: for a register tile of rows × token vectors, every channel
+//                   c adds a_r[c]·codes, a_r[c] = scale·q_r[c]·kscale[c, g] formed once per group
+//                   (and broadcast from memory in the loop), the codes widened from their
+//                   words in registers (S::codes); the minima add Σ_c q_r[c]·kmin[c, g], once per
+//                   group and row. Each channel's codes are their own stream, more than the
+//                   hardware prefetcher follows, so the kernel prefetches each channel's line ahead.
+//   full keys       the window's rows, dot products.
+//   values          P·(code·scale + min) = (P·scale)·code + P·min: the scales folded into each
+//                   row's probabilities once per block, so a vector of codes is widened once and
+//                   multiplied into every row, and the minima add Σ_j p_j·min_j per group; the
+//                   full-precision window's rows as the attention kernels do them.
+// Everything is fp32; the codes are exact as floats.
+
+#include "kivi_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <immintrin.h>
+
+#include "../runtime/simd_rows.h"
+
+namespace attnbench::cpu::kivi::ATTNBENCH_ISA {
+
+using S = ATTNBENCH_SIMD;
+using V = S::V;
+constexpr int W = S::W;
+constexpr int kRows = W == 16 ? 4 : 2;  // rows of a register tile
+constexpr int kVecs = 4;                // token or dim vectors of a register tile
+constexpr int64_t kAheadTokens = 1024;  // how far ahead each channel's key codes are prefetched
+
+inline float scalar_f32(const void* base, DType t, int64_t i) {
+  const uint16_t h = static_cast<const uint16_t*>(base)[i];
+  if (t == DType::f16) return _cvtsh_ss(h);
+  const uint32_t u = uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+inline float dot(const float* a, const float* b, int64_t n) {
+  V acc = S::zero();
+  for (int64_t x = 0; x < n; x += W) acc = S::fma(S::load(a + x), S::load(b + x), acc);
+  return S::hsum(acc);
+}
+
+// f(first, count) over tiles of at most N, count a compile-time constant 1..N.
+template <int N, typename F>
+inline void by_tiles(int64_t n, F&& f) {
+  for (int64_t i = 0; i < n; i += N) {
+    const int64_t c = std::min<int64_t>(N, n - i);
+    if constexpr (N == 4) {
+      switch (c) {
+        case 1: f(i, std::integral_constant<int, 1>{}); break;
+        case 2: f(i, std::integral_constant<int, 2>{}); break;
+        case 3: f(i, std::integral_constant<int, 3>{}); break;
+        default: f(i, std::integral_constant<int, 4>{}); break;
+      }
+    } else {
+      if (c == 1) f(i, std::integral_constant<int, 1>{});
+      else f(i, std::integral_constant<int, 2>{});
+    }
+  }
+}
+
+struct Scratch {
+  float *q, *s, *v, *ksc, *kmn, *mt, *aq, *vsc, *vmn, *ps;
+};
+
+// Scores of NR rows × NV vectors of quantized keys from token `tok` (all in group gi of the block):
+// Σ_c a_r[c]·code[c][t] + mt[r], into s[r][at + v·W].
+template <int BITS, int NR, int NV>
+inline void key_tile(const Problem& P, const Scratch& sc, int64_t bh, int64_t r0, int64_t gi, int64_t tok, int64_t at, int64_t kb) {
+  const auto& s = P.s;
+  const int64_t D = s.head_dim, words_per_row = kvcomp::kivi_k_words(s);
+  const uint32_t* codes = P.k_codes + bh * D * words_per_row;
+  const bool line_start = r0 == 0 && tok % (16 * s.per_word) == 0;
+  V acc[NR][NV];
+  for (int r = 0; r < NR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+  for (int64_t c = 0; c < D; ++c) {
+    const uint32_t* words = codes + c * words_per_row;
+    if (line_start) _mm_prefetch(reinterpret_cast<const char*>(words + (tok + kAheadTokens) / s.per_word), _MM_HINT_T0);
+    V a[NR];  // broadcast from memory: no shuffle-port work per channel
+    for (int r = 0; r < NR; ++r) a[r] = S::set1(sc.aq[(r0 + r) * D + c]);
+    for (int v = 0; v < NV; ++v) {
+      const V cv = S::template codes<BITS>(words, tok + v * W);
+      for (int r = 0; r < NR; ++r) acc[r][v] = S::fma(a[r], cv, acc[r][v]);
+    }
+  }
+  for (int r = 0; r < NR; ++r) {
+    const V m = S::set1(sc.mt[(r0 + r) * (kb / s.group_size) + gi]);
+    for (int v = 0; v < NV; ++v) S::store(sc.s + (r0 + r) * kb + at + v * W, S::add(acc[r][v], m));
+  }
+}
+
+// Scores of every row for the block's tokens [tb, te) into sc.s (−inf through the last vector).
+template <int BITS>
+inline void block_scores(const Problem& P, const Scratch& sc, int64_t bh, int64_t len, int64_t tb, int64_t te, int64_t kb) {
+  const auto& s = P.s;
+  const int64_t D = s.head_dim, G = s.group_size, rows = s.group, R = s.residual, kq = kvcomp::kivi_k_quant(s, len);
+  const int64_t qe = std::min(te, kq), es = static_cast<int64_t>(dtype_size(P.dtype));
+  if (tb < qe) {  // whole groups [tb, qe)
+    const int64_t ng = (qe - tb) / G, g0 = tb / G, groups_per_row = kvcomp::kivi_k_groups(s);
+    for (int64_t c = 0; c < D; ++c)
+      for (int64_t gi = 0; gi < ng; ++gi) {
+        const int64_t at = (bh * D + c) * groups_per_row + g0 + gi;
+        sc.ksc[gi * D + c] = scalar_f32(P.k_scale, P.dtype, at);
+        sc.kmn[gi * D + c] = scalar_f32(P.k_min, P.dtype, at);
+      }
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t gi = 0; gi < ng; ++gi) sc.mt[r * (kb / G) + gi] = dot(sc.q + r * D, sc.kmn + gi * D, D);
+    for (int64_t gi = 0; gi < ng; ++gi) {
+      for (int64_t r = 0; r < rows; ++r)  // a_r[c] = scale·q_r[c]·kscale[c, g]
+        for (int64_t x = 0; x < D; x += W)
+          S::store(sc.aq + r * D + x, S::mul(S::load(sc.q + r * D + x), S::load(sc.ksc + gi * D + x)));
+      by_tiles<kVecs>(G / W, [&](int64_t v0, auto nv) {
+        by_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
+          key_tile<BITS, decltype(nr)::value, decltype(nv)::value>(P, sc, bh, r0, gi, tb + gi * G + v0 * W, gi * G + v0 * W, kb);
+        });
+      });
+    }
+  }
+  for (int64_t t = std::max(tb, kq); t < te; ++t) {  // the full-precision window
+    float* krow = sc.v;                             // the value tile is free until the softmax
+    row_to_f32<S>(static_cast<const char*>(P.k_full) + ((bh * R + t - kq) * D) * es, P.dtype, D, D, krow);
+    for (int64_t r = 0; r < rows; ++r) sc.s[r * kb + t - tb] = dot(sc.q + r * D, krow, D);
+  }
+  const int64_t n = te - tb, padded = (n + W - 1) / W * W;
+  for (int64_t r = 0; r < rows; ++r) std::fill(sc.s + r * kb + n, sc.s + r * kb + padded, -INFINITY);
+}
+
+// o[r] += Σ_j p[r][j]·v[j] over the full-precision value rows j ∈ [j0, j1) of the block (fp32 in
+// sc.v from row 0), for NR rows and NV dim vectors from dim x0.
+template <int NR, int NV>
+inline void pv_full(const Scratch& sc, float* o, int64_t r0, int64_t x0, int64_t j0, int64_t j1, int64_t D, int64_t kb) {
+  V acc[NR][NV];
+  for (int r = 0; r < NR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = S::load(o + (r0 + r) * D + x0 + v * W);
+  for (int64_t j = j0; j < j1; ++j) {
+    V vv[NV];
+    for (int v = 0; v < NV; ++v) vv[v] = S::load(sc.v + (j - j0) * D + x0 + v * W);
+    for (int r = 0; r < NR; ++r) {
+      const V p = S::set1(sc.s[(r0 + r) * kb + j]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(p, vv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < NR; ++r)
+    for (int v = 0; v < NV; ++v) S::store(o + (r0 + r) * D + x0 + v * W, acc[r][v]);
+}
+
+// o[r] += Σ_j ps[r][g][j]·codes[j] over the quantized value rows j ∈ [0, n) of the block, for NR
+// rows and NV dim vectors from dim x0 (one group per vector: G is a multiple of 16): the scales
+// are folded into P (ps = p·vscale), so a code vector is widened once and multiplied into every row.
+template <int BITS, int NR, int NV>
+inline void pv_codes(const Problem& P, const Scratch& sc, float* o, int64_t tok0, int64_t r0, int64_t x0, int64_t n, int64_t kb) {
+  const auto& s = P.s;
+  const int64_t D = s.head_dim, G = s.group_size, groups = kvcomp::kivi_v_groups(s), words_per_row = kvcomp::kivi_v_words(s);
+  V acc[NR][NV];
+  for (int r = 0; r < NR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = S::load(o + (r0 + r) * D + x0 + v * W);
+  const float* ps[NR][NV];
+  for (int r = 0; r < NR; ++r)
+    for (int v = 0; v < NV; ++v) ps[r][v] = sc.ps + ((r0 + r) * groups + (x0 + v * W) / G) * kb;
+  for (int64_t j = 0; j < n; ++j) {
+    const uint32_t* words = P.v_codes + (tok0 + j) * words_per_row;
+    for (int v = 0; v < NV; ++v) {
+      const V cv = S::template codes<BITS>(words, x0 + v * W);
+      for (int r = 0; r < NR; ++r) acc[r][v] = S::fma(S::set1(ps[r][v][j]), cv, acc[r][v]);
+    }
+  }
+  for (int r = 0; r < NR; ++r)
+    for (int v = 0; v < NV; ++v) S::store(o + (r0 + r) * D + x0 + v * W, acc[r][v]);
+}
+
+// o[r] += P·V over the block's tokens [tb, te), P in sc.s.
+template <int BITS>
+inline void block_values(const Problem& P, const Scratch& sc, float* o, int64_t bh, int64_t len, int64_t tb, int64_t te, int64_t kb) {
+  const auto& s = P.s;
+  const int64_t D = s.head_dim, G = s.group_size, rows = s.group, vq = kvcomp::kivi_v_quant(s, len);
+  const int64_t es = static_cast<int64_t>(dtype_size(P.dtype)), groups = kvcomp::kivi_v_groups(s);
+  const int64_t qe = std::min(te, vq);
+  if (tb < qe) {  // quantized rows: P·(code·scale + min) = (P·scale)·code + P·min
+    const int64_t n = qe - tb, tok0 = bh * s.v_quant_cap + tb, nv = (n + W - 1) / W;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t g = 0; g < groups; ++g) {
+        sc.vsc[g * kb + j] = scalar_f32(P.v_scale, P.dtype, (tok0 + j) * groups + g);
+        sc.vmn[g * kb + j] = scalar_f32(P.v_min, P.dtype, (tok0 + j) * groups + g);
+      }
+    for (int64_t g = 0; g < groups; ++g) {
+      std::fill(sc.vsc + g * kb + n, sc.vsc + g * kb + nv * W, 0.0f);  // the scores past n are 0 already
+      std::fill(sc.vmn + g * kb + n, sc.vmn + g * kb + nv * W, 0.0f);
+    }
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t g = 0; g < groups; ++g) {
+        const float* p = sc.s + r * kb;
+        float* ps = sc.ps + (r * groups + g) * kb;
+        V pm = S::zero();
+        for (int64_t x = 0; x < nv * W; x += W) {
+          S::store(ps + x, S::mul(S::load(p + x), S::load(sc.vsc + g * kb + x)));
+          pm = S::fma(S::load(p + x), S::load(sc.vmn + g * kb + x), pm);
+        }
+        const V add = S::set1(S::hsum(pm));
+        for (int64_t x = g * G; x < (g + 1) * G; x += W) S::store(o + r * D + x, S::add(S::load(o + r * D + x), add));
+      }
+    by_tiles<kVecs>(D / W, [&](int64_t v0, auto nvec) {
+      by_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
+        pv_codes<BITS, decltype(nr)::value, decltype(nvec)::value>(P, sc, o, tok0, r0, v0 * W, n, kb);
+      });
+    });
+  }
+  const int64_t fb = std::max(tb, vq);
+  if (fb < te) {  // the full-precision window's rows
+    for (int64_t t = fb; t < te; ++t)
+      row_to_f32<S>(static_cast<const char*>(P.v_full) + ((bh * (s.residual + 1) + t - vq) * D) * es, P.dtype, D, D, sc.v + (t - fb) * D);
+    by_tiles<kVecs>(D / W, [&](int64_t v0, auto nvec) {
+      by_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
+        pv_full<decltype(nr)::value, decltype(nvec)::value>(sc, o, r0, v0 * W, fb - tb, te - tb, D, kb);
+      });
+    });
+  }
+}
+
+template <int BITS>
+void attend_bits(const Problem& P, int64_t b, int64_t h, int64_t t0, int64_t t1, float* scratch, float* m, float* l, float* o) {
+  const auto& s = P.s;
+  const int64_t D = s.head_dim, rows = s.group, kb = block_tokens(s), bh = b * s.kv_heads + h;
+  const int64_t len = P.kv_len[b];
+  t1 = std::min(t1, len);
+  Scratch sc;
+  sc.q = scratch;
+  sc.s = sc.q + rows * D;
+  sc.v = sc.s + rows * kb;
+  sc.ksc = sc.v + kb * D;
+  sc.kmn = sc.ksc + D * (kb / s.group_size);
+  sc.mt = sc.kmn + D * (kb / s.group_size);
+  sc.aq = sc.mt + rows * (kb / s.group_size);
+  const int64_t v_groups = kvcomp::kivi_v_groups(s);
+  sc.vsc = sc.aq + rows * D;
+  sc.vmn = sc.vsc + v_groups * kb;
+  sc.ps = sc.vmn + v_groups * kb;
+  const int64_t es = static_cast<int64_t>(dtype_size(P.dtype));
+  for (int64_t r = 0; r < rows; ++r) {  // scale·q
+    float* q = sc.q + r * D;
+    row_to_f32<S>(static_cast<const char*>(P.q) + ((b * s.q_heads + h * rows + r) * D) * es, P.dtype, D, D, q);
+    for (int64_t x = 0; x < D; x += W) S::store(q + x, S::mul(S::load(q + x), S::set1(s.scale)));
+  }
+  std::fill(m, m + rows, -INFINITY);
+  std::fill(l, l + rows, 0.0f);
+  std::fill(o, o + rows * D, 0.0f);
+  for (int64_t tb = t0; tb < t1; tb += kb) {
+    const int64_t te = std::min(tb + kb, t1), n = te - tb, nv = (n + W - 1) / W;
+    block_scores<BITS>(P, sc, bh, len, tb, te, kb);
+    for (int64_t r = 0; r < rows; ++r) {  // online softmax: P overwrites the scores
+      float* row = sc.s + r * kb;
+      V mv = S::load(row);
+      for (int64_t x = 1; x < nv; ++x) mv = S::max(mv, S::load(row + x * W));
+      const float m_new = std::max(m[r], S::hmax(mv));
+      const float alpha = std::exp(m[r] - m_new);  // 0 when m was −inf
+      V sum = S::zero();
+      for (int64_t x = 0; x < nv; ++x) {
+        const V e = S::exp(S::sub(S::load(row + x * W), S::set1(m_new)));
+        S::store(row + x * W, e);
+        sum = S::add(sum, e);
+      }
+      l[r] = l[r] * alpha + S::hsum(sum);
+      m[r] = m_new;
+      if (alpha != 1.0f)
+        for (int64_t x = 0; x < D; x += W) S::store(o + r * D + x, S::mul(S::load(o + r * D + x), S::set1(alpha)));
+    }
+    block_values<BITS>(P, sc, o, bh, len, tb, te, kb);
+  }
+}
+
+void attend(const Problem& P, int64_t b, int64_t h, int64_t t0, int64_t t1, float* scratch, float* m, float* l, float* o) {
+  if (P.s.bits == 2) attend_bits<2>(P, b, h, t0, t1, scratch, m, l, o);
+  else attend_bits<4>(P, b, h, t0, t1, scratch, m, l, o);
+}
+
+}  // namespace attnbench::cpu::kivi::ATTNBENCH_ISA
+
+namespace attnbench::cpu {
+template <>
+const kivi::Kernels& isa_kernels<kivi::Kernels, Isa::ATTNBENCH_ISA>() {
+  static const kivi::Kernels table{&kivi::ATTNBENCH_ISA::attend};
+  return table;
+}
+}  // namespace attnbench::cpu
