@@ -41,6 +41,12 @@ inline float scalar_f32(const void* base, DType t, int64_t i) {
   return f;
 }
 
+// Every line of [p, p + bytes) asked for: the value codes, scales and minima of a later block, whose
+// streams the hardware prefetcher loses among the key channels' many.
+inline void prefetch_lines(const void* p, int64_t bytes) {
+  for (int64_t x = 0; x < bytes; x += 64) _mm_prefetch(static_cast<const char*>(p) + x, _MM_HINT_T0);
+}
+
 inline float dot(const float* a, const float* b, int64_t n) {
   V acc = S::zero();
   for (int64_t x = 0; x < n; x += W) acc = S::fma(S::load(a + x), S::load(b + x), acc);
@@ -105,11 +111,21 @@ inline void block_scores(const Problem& P, const Scratch& sc, int64_t bh, int64_
   const int64_t qe = std::min(te, kq), es = static_cast<int64_t>(dtype_size(P.dtype));
   if (tb < qe) {  // whole groups [tb, qe)
     const int64_t ng = (qe - tb) / G, g0 = tb / G, groups_per_row = kvcomp::kivi_k_groups(s);
-    for (int64_t c = 0; c < D; ++c)
-      for (int64_t gi = 0; gi < ng; ++gi) {
-        const int64_t at = (bh * D + c) * groups_per_row + g0 + gi;
-        sc.ksc[gi * D + c] = scalar_f32(P.k_scale, P.dtype, at);
-        sc.kmn[gi * D + c] = scalar_f32(P.k_min, P.dtype, at);
+    // Each channel's scales and minima are a stream of their own too: the next line (32 groups)
+    // asked for when a block enters a line; gathered across the channels, a vector at a time.
+    const int64_t per_line = 64 / es;
+    const auto* kscale = static_cast<const uint16_t*>(P.k_scale) + bh * D * groups_per_row;
+    const auto* kmin = static_cast<const uint16_t*>(P.k_min) + bh * D * groups_per_row;
+    if (g0 % per_line < ng)
+      for (int64_t c = 0; c < D; ++c) {
+        _mm_prefetch(reinterpret_cast<const char*>(kscale + c * groups_per_row + g0 + per_line), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(kmin + c * groups_per_row + g0 + per_line), _MM_HINT_T0);
+      }
+    const bool f16 = P.dtype == DType::f16;
+    for (int64_t gi = 0; gi < ng; ++gi)
+      for (int64_t c = 0; c < D; c += W) {
+        S::store(sc.ksc + gi * D + c, S::load_half_strided(kscale + c * groups_per_row + g0 + gi, groups_per_row, f16));
+        S::store(sc.kmn + gi * D + c, S::load_half_strided(kmin + c * groups_per_row + g0 + gi, groups_per_row, f16));
       }
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t gi = 0; gi < ng; ++gi) sc.mt[r * (kb / G) + gi] = dot(sc.q + r * D, sc.kmn + gi * D, D);
@@ -153,23 +169,26 @@ inline void pv_full(const Scratch& sc, float* o, int64_t r0, int64_t x0, int64_t
 }
 
 // o[r] += Σ_j ps[r][g][j]·codes[j] over the quantized value rows j ∈ [0, n) of the block, for NR
-// rows and NV dim vectors from dim x0 (one group per vector: G is a multiple of 16): the scales
-// are folded into P (ps = p·vscale), so a code vector is widened once and multiplied into every row.
+// rows and NV dim vectors from dim x0, all in channel group g: the scales are folded into P
+// (ps = p·vscale), so a code vector is widened once and multiplied into every row, and a row's
+// coefficients are one broadcast load per token.
 template <int BITS, int NR, int NV>
-inline void pv_codes(const Problem& P, const Scratch& sc, float* o, int64_t tok0, int64_t r0, int64_t x0, int64_t n, int64_t kb) {
+inline void pv_codes(const Problem& P, const Scratch& sc, float* o, int64_t tok0, int64_t r0, int64_t g, int64_t x0, int64_t n,
+                     int64_t kb) {
   const auto& s = P.s;
-  const int64_t D = s.head_dim, G = s.group_size, groups = kvcomp::kivi_v_groups(s), words_per_row = kvcomp::kivi_v_words(s);
+  const int64_t D = s.head_dim, groups = kvcomp::kivi_v_groups(s), words_per_row = kvcomp::kivi_v_words(s);
   V acc[NR][NV];
   for (int r = 0; r < NR; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = S::load(o + (r0 + r) * D + x0 + v * W);
-  const float* ps[NR][NV];
-  for (int r = 0; r < NR; ++r)
-    for (int v = 0; v < NV; ++v) ps[r][v] = sc.ps + ((r0 + r) * groups + (x0 + v * W) / G) * kb;
-  for (int64_t j = 0; j < n; ++j) {
-    const uint32_t* words = P.v_codes + (tok0 + j) * words_per_row;
-    for (int v = 0; v < NV; ++v) {
-      const V cv = S::template codes<BITS>(words, x0 + v * W);
-      for (int r = 0; r < NR; ++r) acc[r][v] = S::fma(S::set1(ps[r][v][j]), cv, acc[r][v]);
+  const float* ps[NR];
+  for (int r = 0; r < NR; ++r) ps[r] = sc.ps + ((r0 + r) * groups + g) * kb;
+  const uint32_t* words = P.v_codes + tok0 * words_per_row;
+  for (int64_t j = 0; j < n; ++j, words += words_per_row) {
+    V cv[NV];
+    for (int v = 0; v < NV; ++v) cv[v] = S::template codes<BITS>(words, x0 + v * W);
+    for (int r = 0; r < NR; ++r) {
+      const V p = S::set1(ps[r][j]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(p, cv[v], acc[r][v]);
     }
   }
   for (int r = 0; r < NR; ++r)
@@ -185,6 +204,12 @@ inline void block_values(const Problem& P, const Scratch& sc, float* o, int64_t 
   const int64_t qe = std::min(te, vq);
   if (tb < qe) {  // quantized rows: P·(code·scale + min) = (P·scale)·code + P·min
     const int64_t n = qe - tb, tok0 = bh * s.v_quant_cap + tb, nv = (n + W - 1) / W;
+    const int64_t ahead = std::min<int64_t>(kb, std::max<int64_t>(0, vq - tb - 2 * kb));  // tokens two blocks on
+    if (ahead > 0) {
+      prefetch_lines(P.v_codes + (tok0 + 2 * kb) * kvcomp::kivi_v_words(s), ahead * kvcomp::kivi_v_words(s) * 4);
+      prefetch_lines(static_cast<const char*>(P.v_scale) + (tok0 + 2 * kb) * groups * es, ahead * groups * es);
+      prefetch_lines(static_cast<const char*>(P.v_min) + (tok0 + 2 * kb) * groups * es, ahead * groups * es);
+    }
     for (int64_t j = 0; j < n; ++j)
       for (int64_t g = 0; g < groups; ++g) {
         sc.vsc[g * kb + j] = scalar_f32(P.v_scale, P.dtype, (tok0 + j) * groups + g);
@@ -206,11 +231,12 @@ inline void block_values(const Problem& P, const Scratch& sc, float* o, int64_t 
         const V add = S::set1(S::hsum(pm));
         for (int64_t x = g * G; x < (g + 1) * G; x += W) S::store(o + r * D + x, S::add(S::load(o + r * D + x), add));
       }
-    by_tiles<kVecs>(D / W, [&](int64_t v0, auto nvec) {
-      by_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
-        pv_codes<BITS, decltype(nr)::value, decltype(nvec)::value>(P, sc, o, tok0, r0, v0 * W, n, kb);
+    for (int64_t g = 0; g < groups; ++g)
+      by_tiles<kVecs>(G / W, [&](int64_t v0, auto nvec) {
+        by_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
+          pv_codes<BITS, decltype(nr)::value, decltype(nvec)::value>(P, sc, o, tok0, r0, g, g * G + v0 * W, n, kb);
+        });
       });
-    });
   }
   const int64_t fb = std::max(tb, vq);
   if (fb < te) {  // the full-precision window's rows

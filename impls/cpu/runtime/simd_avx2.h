@@ -68,14 +68,23 @@ struct Avx2 {
     y = _mm256_mul_ps(y, _mm256_castsi256_ps(e));
     return _mm256_andnot_ps(underflow, y);
   }
+  // W 16-bit floats (f16, or bf16 when !f16) p[0], p[stride], ..., as fp32: one gather of the
+  // 32-bit words they start (the low halves), so the last may read 2 bytes past its element.
+  static V load_half_strided(const uint16_t* p, int64_t stride, bool f16) {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(2 * stride)));
+    const __m256i w = _mm256_i32gather_epi32(reinterpret_cast<const int*>(p), idx, 1);
+    if (!f16) return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    const __m256i lo = _mm256_and_si256(w, _mm256_set1_epi32(0xffff));
+    return _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1)));
+  }
   // Codes first .. first + W − 1 of BITS bits (2 or 4) packed in 32-bit words (code i of a word in
   // bits [i·BITS, (i + 1)·BITS)), as floats; first a multiple of W. Reads only the word they sit in.
   template <int BITS>
   static V codes(const uint32_t* words, int64_t first) {
-    if constexpr (BITS == 2) {
+    if constexpr (BITS == 2) {  // vpermps reads an index's low 3 bits: code + 4·(next code's low bit)
       const __m256i w = _mm256_set1_epi32(static_cast<int>(words[first / 16]));
       const __m256i sh = first % 16 ? _mm256_setr_epi32(16, 18, 20, 22, 24, 26, 28, 30) : _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
-      return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(w, sh), _mm256_set1_epi32(3)));
+      return _mm256_permutevar8x32_ps(_mm256_setr_ps(0, 1, 2, 3, 0, 1, 2, 3), _mm256_srlv_epi32(w, sh));
     } else {
       const __m256i w = _mm256_set1_epi32(static_cast<int>(words[first / 8]));
       const __m256i sh = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);

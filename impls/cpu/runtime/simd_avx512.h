@@ -56,20 +56,34 @@ struct Avx512 {
     y = _mm512_scalef_ps(y, fx);  // y·2^fx
     return _mm512_maskz_mov_ps(static_cast<__mmask16>(~underflow), y);
   }
+  // W 16-bit floats (f16, or bf16 when !f16) p[0], p[stride], ..., as fp32: one gather of the
+  // 32-bit words they start (the low halves), so the last may read 2 bytes past its element.
+  static V load_half_strided(const uint16_t* p, int64_t stride, bool f16) {
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(static_cast<int>(2 * stride)));
+    const __m512i w = _mm512_i32gather_epi32(idx, p, 1);
+    if (f16) return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(w));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  }
   // Codes first .. first + W − 1 of BITS bits (2 or 4) packed in 32-bit words (code i of a word in
   // bits [i·BITS, (i + 1)·BITS)), as floats; first a multiple of W. Reads only the words they sit in.
   template <int BITS>
   static V codes(const uint32_t* words, int64_t first) {
+    // The shifted word indexes a table of the codes' values (vpermps reads an index's low 4
+    // bits: code + 4·next code at 2 bits, the code itself at 4): shift and permute, no mask or
+    // conversion.
     if constexpr (BITS == 2) {
       const __m512i w = _mm512_set1_epi32(static_cast<int>(words[first / 16]));
       const __m512i sh = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-      return _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srlv_epi32(w, sh), _mm512_set1_epi32(3)));
+      const V table = _mm512_setr_ps(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3);
+      return _mm512_permutexvar_ps(_mm512_srlv_epi32(w, sh), table);
     } else {
       const uint32_t* p = words + first / 8;
       const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(static_cast<int>(p[0]))),
                                            _mm256_set1_epi32(static_cast<int>(p[1])), 1);
       const __m512i sh = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
-      return _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srlv_epi32(w, sh), _mm512_set1_epi32(15)));
+      const V table = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+      return _mm512_permutexvar_ps(_mm512_srlv_epi32(w, sh), table);
     }
   }
 };
