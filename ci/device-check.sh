@@ -15,6 +15,7 @@
 #   5. torch SDPA (FLASH, CUDNN) on the same inputs, the same way, with the ratios          -> torch.json
 #   6. the ci suite's cases of every method outside the attention family, timed           -> kvcomp.json
 #      then the samplers beside torch's sampler on the same logits (suites/anchors_sampling.json) -> the log
+#      and gather_decode and kivi_decode beside full decode at 32k (ci/bench/kv_decode.py)     -> the log
 #   7. the model suites on the GPU backends, one object keyed by model                     -> models.json
 #   8. suites/kv.json (every KV method at kvpress's points, 4k and 32k) on cuda, if time is left -> kv.json
 # Eight files at most come back from $OUT; this writes eight.
@@ -107,6 +108,12 @@ fi
 #     the log: the eight files are spoken for.
 step sampling-torch 40 env PYTHONUNBUFFERED=1 python3 ci/anchors/torch_sampling.py --attnbench "$ab" --backend cuda \
   --rounds 1 --reps 5
+
+# 6c. The decode steps of the selection-only and quantized caches against full decode (gather_decode,
+#     kivi_decode beside gqa at 32k), on each GPU backend, into the log.
+for be in cuda vulkan; do
+  step "kv-decode-$be" 15 python3 ci/bench/kv_decode.py --attnbench "$ab" --backend "$be" --rounds 3
+done
 
 # 7. Real models' shapes and the leaderboard's suite (suites/leaderboard.json: real layers, kv_len
 #    1k-32k), joined into one file (the device returns eight files at most).
