@@ -29,9 +29,9 @@
 //   tokens, scales, minima and full-precision rows are NaN: a kernel that reads them fails.
 // - Reference: fp64 attention over the exactly dequantized cache; the same-precision baseline
 //   dequantizes in fp32 (fl32(fl32(code·scale) + min)) and attends as every attention baseline.
-// - quality: kv_cache_bytes (codes, scales, minima and both windows, as stored) beside
-//   kv_cache_bytes_full (the same tokens in the dtype) and their ratio; every byte is read once per
-//   step, so kv_bytes_read_per_step is the stored size.
+// - quality, in the KV section's names: kv_bytes_kept (codes, scales, minima and both windows, as
+//   stored) beside kv_bytes_full (the same tokens in the dtype) and compression_ratio, their ratio;
+//   every byte is read once per step, so kv_bytes_read_per_step is the stored size.
 #include <algorithm>
 #include <cmath>
 
@@ -192,9 +192,11 @@ class KiviDecode final : public Method {
       stored += stored_bytes(s, n, es) * s.kv_heads;
       full += 2.0 * static_cast<double>(n) * s.head_dim * es * s.kv_heads;
     }
+    // The KV section's names (compacted_cache.h): what the cache would hold in the dtype, what it
+    // holds, their ratio; and what one step reads.
     Json q = Json::object();
-    q["kv_cache_bytes"] = stored;
-    q["kv_cache_bytes_full"] = full;
+    q["kv_bytes_full"] = full;
+    q["kv_bytes_kept"] = stored;
     q["compression_ratio"] = stored > 0 ? full / stored : 1.0;
     q["kv_bytes_read_per_step"] = stored;
     return q;
