@@ -34,6 +34,7 @@
 #include "../runtime/cuda_backend.h"
 #include "../runtime/cuda_check.h"
 #include "../runtime/cuda_peaks.h"
+#include "../runtime/split_rule.h"
 #include "attnbench/error.h"
 #include "elem_of.h"
 
@@ -173,22 +174,6 @@ std::optional<Kernel> general_kernel(const attention::AttentionParams& s, DType 
 
 std::optional<Kernel> kernel_for(AttentionVariant variant, const attention::AttentionParams& s, DType dtype, bool decode) {
   return variant == AttentionVariant::mma ? mma_kernel(s, dtype, decode) : general_kernel(s, dtype);
-}
-
-// FlashAttention-2's rule: the fewest splits whose wave efficiency (CTAs over whole waves of
-// `slots`) is within 85% of the best, none when the rows alone nearly fill the GPU.
-int choose_splits(int64_t base_ctas, int64_t slots, int64_t max_splits) {
-  if (max_splits <= 1 || static_cast<double>(base_ctas) >= 0.8 * static_cast<double>(slots)) return 1;
-  std::vector<double> efficiency(max_splits + 1, 0.0);
-  double best = 0;
-  for (int64_t s = 1; s <= max_splits; ++s) {
-    const double waves = static_cast<double>(base_ctas * s) / static_cast<double>(slots);
-    efficiency[s] = waves / std::ceil(waves);
-    best = std::max(best, efficiency[s]);
-  }
-  for (int64_t s = 1; s <= max_splits; ++s)
-    if (efficiency[s] >= 0.85 * best) return static_cast<int>(s);
-  return 1;
 }
 
 Support common_limits(const attention::AttentionParams& s, bool decode, const Kernel& k, const DeviceLimits& limits) {

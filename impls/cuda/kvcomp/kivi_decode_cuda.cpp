@@ -13,6 +13,7 @@
 
 #include "../runtime/cuda_backend.h"
 #include "../runtime/cuda_check.h"
+#include "../runtime/split_rule.h"
 #include "attention/elem_of.h"
 #include "attnbench/error.h"
 #include "attnbench/impl.h"
@@ -36,22 +37,6 @@ KiviKernel kivi_kernel(attn::Elem e, int bits) {
                      : KiviKernel{kivi::decode_configure<Elem::f16, 4>, kivi::decode_launch<Elem::f16, 4>};
   return bits == 2 ? KiviKernel{kivi::decode_configure<Elem::bf16, 2>, kivi::decode_launch<Elem::bf16, 2>}
                    : KiviKernel{kivi::decode_configure<Elem::bf16, 4>, kivi::decode_launch<Elem::bf16, 4>};
-}
-
-// The fewest splits whose wave efficiency (CTAs over whole waves of `slots`) is within 85% of the
-// best, none when the CTAs alone nearly fill the device.
-int kivi_choose_splits(int64_t base_ctas, int64_t slots, int64_t max_splits) {
-  if (max_splits <= 1 || static_cast<double>(base_ctas) >= 0.8 * static_cast<double>(slots)) return 1;
-  std::vector<double> efficiency(static_cast<size_t>(max_splits) + 1, 0.0);
-  double best = 0;
-  for (int64_t s = 1; s <= max_splits; ++s) {
-    const double waves = static_cast<double>(base_ctas * s) / static_cast<double>(slots);
-    efficiency[s] = waves / std::ceil(waves);
-    best = std::max(best, efficiency[s]);
-  }
-  for (int64_t s = 1; s <= max_splits; ++s)
-    if (efficiency[s] >= 0.85 * best) return static_cast<int>(s);
-  return 1;
 }
 
 std::string kivi_unsupported(const Case& c) {
@@ -106,7 +91,7 @@ class CudaKiviDecode final : public Impl {
     const int64_t slots = int64_t{be.props().multiProcessorCount} * std::max(1, ctas_per_sm);
     const int64_t tile = kivi::warp_tile(kivi::row_tile(a.rows));
     const int64_t tiles = (int64_t{s.kv_cap} + tile - 1) / tile;
-    const int64_t want = kivi_choose_splits(base, slots, std::min<int64_t>(tiles, kivi::kMaxSplits));
+    const int64_t want = choose_splits(base, slots, std::min<int64_t>(tiles, kivi::kMaxSplits));
     // As the kernel cuts them: whole tiles per split, so the last splits of `want` may be empty.
     const int64_t tiles_per_split = (tiles + want - 1) / std::max<int64_t>(1, want);
     a.splits = static_cast<int>(std::max<int64_t>(1, (tiles + tiles_per_split - 1) / std::max<int64_t>(1, tiles_per_split)));
