@@ -146,25 +146,6 @@ inline void pv_rows_few(const float* p, int64_t bc, const R& v, int64_t nc, floa
   }
 }
 
-// f(first row, rows) over row tiles of at most kDecRows, with rows a compile-time constant.
-template <typename F>
-inline void by_row_tiles(int64_t nr, F&& f) {
-  for (int64_t r = 0; r < nr; r += kDecRows) {
-    const int64_t n = std::min<int64_t>(kDecRows, nr - r);
-    if constexpr (kDecRows == 4) {
-      switch (n) {
-        case 1: f(r, std::integral_constant<int, 1>{}); break;
-        case 2: f(r, std::integral_constant<int, 2>{}); break;
-        case 3: f(r, std::integral_constant<int, 3>{}); break;
-        default: f(r, std::integral_constant<int, 4>{}); break;
-      }
-    } else {
-      if (n == 1) f(r, std::integral_constant<int, 1>{});
-      else f(r, std::integral_constant<int, 2>{});
-    }
-  }
-}
-
 struct FewScratch {
   float *q, *o, *s, *l, *alpha, *kbuf, *vbuf;
 };
@@ -223,12 +204,12 @@ template <class R>
 inline void few_block(const Problem& P, const FewScratch& f, int64_t nr, int64_t jb, int64_t bc, const FewSpans& sp,
                       const R& k, const R& v, float* m) {
   const int64_t dp = P.dp, dvp = P.dvp, nc = dp / W, nvc = dvp / W, nv = (bc + W - 1) / W;
-  by_row_tiles(nr, [&](int64_t r, auto n) {
+  for_tiles<kDecRows>(nr, [&](int64_t r, auto n) {
     for (int64_t x = 0; x < nv; ++x)
       vector_scores<decltype(n)::value>(f.q + r * dp, dp, nc, k, x * W, bc - 1, f.s + r * kDecKeys + x * W);
   });
   softmax_block(P, f, nr, jb, bc, sp, m);
-  by_row_tiles(nr, [&](int64_t r, auto n) {
+  for_tiles<kDecRows>(nr, [&](int64_t r, auto n) {
     pv_rows_few<decltype(n)::value>(f.s + r * kDecKeys, bc, v, nvc, f.o + r * dvp, dvp, f.alpha + r);
   });
 }

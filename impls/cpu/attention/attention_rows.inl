@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "../runtime/simd_rows.h"
+#include "../runtime/tiles.h"
 #include "attention_reduce.h"
 
 namespace attnbench::cpu::attn::ATTNBENCH_ISA {

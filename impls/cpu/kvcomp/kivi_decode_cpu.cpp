@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "../runtime/cpu_backend.h"
 #include "attnbench/impl.h"

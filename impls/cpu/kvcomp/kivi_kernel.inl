@@ -22,6 +22,7 @@
 #include <immintrin.h>
 
 #include "../runtime/simd_rows.h"
+#include "../runtime/tiles.h"
 
 namespace attnbench::cpu::kivi::ATTNBENCH_ISA {
 
@@ -51,25 +52,6 @@ inline float dot(const float* a, const float* b, int64_t n) {
   V acc = S::zero();
   for (int64_t x = 0; x < n; x += W) acc = S::fma(S::load(a + x), S::load(b + x), acc);
   return S::hsum(acc);
-}
-
-// f(first, count) over tiles of at most N, count a compile-time constant 1..N.
-template <int N, typename F>
-inline void by_tiles(int64_t n, F&& f) {
-  for (int64_t i = 0; i < n; i += N) {
-    const int64_t c = std::min<int64_t>(N, n - i);
-    if constexpr (N == 4) {
-      switch (c) {
-        case 1: f(i, std::integral_constant<int, 1>{}); break;
-        case 2: f(i, std::integral_constant<int, 2>{}); break;
-        case 3: f(i, std::integral_constant<int, 3>{}); break;
-        default: f(i, std::integral_constant<int, 4>{}); break;
-      }
-    } else {
-      if (c == 1) f(i, std::integral_constant<int, 1>{});
-      else f(i, std::integral_constant<int, 2>{});
-    }
-  }
 }
 
 struct Scratch {
@@ -133,8 +115,8 @@ inline void block_scores(const Problem& P, const Scratch& sc, int64_t bh, int64_
       for (int64_t r = 0; r < rows; ++r)  // a_r[c] = scale·q_r[c]·kscale[c, g]
         for (int64_t x = 0; x < D; x += W)
           S::store(sc.aq + r * D + x, S::mul(S::load(sc.q + r * D + x), S::load(sc.ksc + gi * D + x)));
-      by_tiles<kVecs>(G / W, [&](int64_t v0, auto nv) {
-        by_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
+      for_tiles<kVecs>(G / W, [&](int64_t v0, auto nv) {
+        for_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
           key_tile<BITS, decltype(nr)::value, decltype(nv)::value>(P, sc, bh, r0, gi, tb + gi * G + v0 * W, gi * G + v0 * W, kb);
         });
       });
@@ -232,8 +214,8 @@ inline void block_values(const Problem& P, const Scratch& sc, float* o, int64_t 
         for (int64_t x = g * G; x < (g + 1) * G; x += W) S::store(o + r * D + x, S::add(S::load(o + r * D + x), add));
       }
     for (int64_t g = 0; g < groups; ++g)
-      by_tiles<kVecs>(G / W, [&](int64_t v0, auto nvec) {
-        by_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
+      for_tiles<kVecs>(G / W, [&](int64_t v0, auto nvec) {
+        for_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
           pv_codes<BITS, decltype(nr)::value, decltype(nvec)::value>(P, sc, o, tok0, r0, g, g * G + v0 * W, n, kb);
         });
       });
@@ -242,8 +224,8 @@ inline void block_values(const Problem& P, const Scratch& sc, float* o, int64_t 
   if (fb < te) {  // the full-precision window's rows
     for (int64_t t = fb; t < te; ++t)
       row_to_f32<S>(static_cast<const char*>(P.v_full) + ((bh * (s.residual + 1) + t - vq) * D) * es, P.dtype, D, D, sc.v + (t - fb) * D);
-    by_tiles<kVecs>(D / W, [&](int64_t v0, auto nvec) {
-      by_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
+    for_tiles<kVecs>(D / W, [&](int64_t v0, auto nvec) {
+      for_tiles<kRows>(rows, [&](int64_t r0, auto nr) {
         pv_full<decltype(nr)::value, decltype(nvec)::value>(sc, o, r0, v0 * W, fb - tb, te - tb, D, kb);
       });
     });
