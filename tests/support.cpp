@@ -193,6 +193,20 @@ std::vector<int64_t> kept_tokens(const TensorMap& t, int64_t row) {
   return out;
 }
 
+void check_replaced_set_fails(const Case& c, const TensorMap& in, const Reference& ref, TensorMap& got, int64_t row,
+                              const std::vector<int64_t>& set) {
+  HostTensor& idx = got.at("kept_idx");
+  const int64_t capacity = idx.shape().back();
+  for (size_t i = 0; i < set.size(); ++i) idx.set(row * capacity + static_cast<int64_t>(i), static_cast<double>(set[i]));
+  const CheckReport report = c.method->check(c, in, ref, got);
+  CHECK_FALSE(report.pass());
+  CHECK_THAT(report.first_failure(), Catch::StartsWith("kept_idx:"));
+  bool o_failed = false;
+  for (const auto& o : report.outputs)
+    if (o.output == "O") o_failed = !o.pass;
+  CHECK(o_failed);
+}
+
 std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector<std::pair<std::string, std::string>>& options) {
   const BackendEntry* e = registry().find_backend(name);
   if (!e) {

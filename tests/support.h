@@ -84,6 +84,12 @@ TensorMap reference_as_outputs(const Case& c, const Reference& ref);
 // them checked to be −1.
 std::vector<int64_t> kept_tokens(const TensorMap& t, int64_t row);
 
+// A selection-only method's negative test (kvcomp, sparse_step.h): `got` with row `row` of kept_idx
+// replaced by `set` (ascending, as long as the row) fails its checks, first on kept_idx, and its
+// O — still the reference set's — fails too, checked over the replaced set.
+void check_replaced_set_fails(const Case& c, const TensorMap& in, const Reference& ref, TensorMap& got, int64_t row,
+                              const std::vector<int64_t>& set);
+
 // A fresh backend with options set ("isa" -> "avx2"), or exit 77 when it is unavailable.
 std::unique_ptr<Backend> open_backend(const std::string& name, const std::vector<std::pair<std::string, std::string>>& options);
 

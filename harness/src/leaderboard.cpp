@@ -439,7 +439,8 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
                    {"q.attn_recall", "attn_recall", "attention mass the kept keys hold for the held-out queries"},
                    {"q.out_rel_l2", "out_rel_l2", "relative L2 error of attention over the kept keys for the held-out queries"},
                    {"q.compression_ratio", "achieved", "kv_len over the mean kept tokens; ≠ where a per-layer or per-head budget keeps more or less than the point"},
-                   {"kv_bytes", "KV bytes", "kept K and V plus the kept indices (quality kv_bytes_kept + index_bytes)"},
+                   {"kv_bytes", "KV bytes", "kept K and V plus the kept indices (quality kv_bytes_kept + index_bytes); a selection-only method keeps the whole cache"},
+                   {"read_per_step", "read / step", "K and V bytes one decode step reads (quality kv_bytes_read_per_step; else the kept cache and its indices)"},
                    {"latency", "compression", "median time of the compression step (scoring, selection, compaction)"},
                    {"vs_decode", "× decode step", "the compression's time over one decode step on the full cache (the <x>_full companion)"},
                    {"speedup", "decode speedup", "the full-cache decode companion over the compressed one"}};
@@ -448,7 +449,14 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
       std::vector<LbCell> cells;
       ++rank;
       cells.push_back({cat(rank), static_cast<double>(rank), "", ""});
+      // Selection-only methods keep the cache and save bandwidth: marked, and their timed row is a
+      // whole decode step (choosing the set, then reading it), not a compression.
+      const bool selection_only = r->row.quality->contains("selection_only") && (*r->row.quality)["selection_only"] == true;
       cells.push_back(method_cell(*r));
+      if (selection_only) {
+        cells.back().text += " (selection-only)";
+        cells.back().title = cat(r->row.catalog_id, ": memory unchanged; each decode step reads the kept set alone");
+      }
       cells.push_back({r->row.backend + "/" + r->row.variant, std::nullopt, "", r->row.case_id});
       cells.push_back(status_cell(*r));
       for (const char* k : {"attn_recall", "out_rel_l2", "compression_ratio"}) {
@@ -467,7 +475,14 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
       cells.push_back(kept ? LbCell{fmt_bytes(*kept + index.value_or(0)), *kept + index.value_or(0), "",
                                     cat(fmt_bytes(*kept), " of K and V, ", fmt_bytes(index.value_or(0)), " of indices")}
                            : dash());
+      const auto read = quality_number(*r, "kv_bytes_read_per_step");
+      const std::optional<double> step_bytes = read ? read : kept ? std::optional<double>(*kept + index.value_or(0)) : std::nullopt;
+      cells.push_back(step_bytes ? LbCell{fmt_bytes(*step_bytes), *step_bytes, "",
+                                          read ? "what one decode step reads (kv_bytes_read_per_step)"
+                                               : "a decode step over the compacted cache reads all of it"}
+                                 : dash());
       cells.push_back(latency_cell(*r));
+      if (selection_only) cells.back().title = "median time of one decode step: choosing the set, then attention over it";
       const RelatedTimes rt = related_times(recs, lb.sources, *r);
       LbCell per_step = dash("no timed full-cache companion");
       for (const auto& [role, us] : rt.us)

@@ -60,6 +60,22 @@ AttentionParams attention_params(const Case& c) {
   return s;
 }
 
+AttentionParams decode_step_params(int32_t batch, int32_t q_heads, int32_t kv_heads, int32_t head_dim, int32_t kv_cap) {
+  AttentionParams a{};
+  a.batch = batch;
+  a.q_heads = q_heads;
+  a.kv_heads = kv_heads;
+  a.group = q_heads / kv_heads;
+  a.head_dim = head_dim;
+  a.q_len = 1;
+  a.kv_cap = kv_cap;
+  a.causal = 1;
+  a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+  a.v_head_dim = head_dim;
+  a.v_stride = head_dim;
+  return a;
+}
+
 AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern pattern)
     : info_(std::move(info)), sharing_(sharing), pattern_(pattern) {
   info_.family = "attention";

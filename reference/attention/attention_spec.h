@@ -79,6 +79,12 @@ Reference dense_reference(const Case& c, const AttentionParams& s, const TensorM
 void add_rope_inputs(const Case& c, int32_t kv_cap, int32_t q_len, const std::vector<int64_t>& len, int32_t rope_dim,
                      TensorMap& in);
 
+// One query per head over kv_cap keys per (sequence, KV head), scale 1/√head_dim, values as wide
+// as the keys: the decode step other families run with the attention stage (kivi_decode's over
+// its dequantized cache, the selection-only KV methods' over their kept lists), which add their
+// own pattern fields.
+AttentionParams decode_step_params(int32_t batch, int32_t q_heads, int32_t kv_heads, int32_t head_dim, int32_t kv_cap);
+
 // The attention methods' bound on a decode step's queries.
 void add_decode_q_len_rule(ParamSchema& schema);
 

@@ -66,10 +66,21 @@ Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorM
     for (int64_t bg = begin; bg < end; ++bg) {
       const int64_t b = bg / s.kv_heads, g = bg % s.kv_heads, n_kept = static_cast<int64_t>(len.get(bg));
       const std::vector<double> k = rows_f64(in.at("k"), bg * T, T, d), v = rows_f64(in.at("v"), bg * T, T, d);
-      const std::vector<double> kk = rows_f64(out.at("k_kept"), bg * s.capacity, n_kept, d);
-      const std::vector<double> vk = rows_f64(out.at("v_kept"), bg * s.capacity, n_kept, d);
       std::fill(kept.begin(), kept.end(), 0);
       for (int64_t r = 0; r < n_kept; ++r) kept[static_cast<int64_t>(idx.get(bg * s.capacity + r))] = 1;
+      // The kept rows: the impl's compacted copy, or (a selection-only method, which makes none)
+      // the cache's rows at its kept indices.
+      std::vector<double> kk, vk;
+      if (out.count("k_kept")) {
+        kk = rows_f64(out.at("k_kept"), bg * s.capacity, n_kept, d);
+        vk = rows_f64(out.at("v_kept"), bg * s.capacity, n_kept, d);
+      } else {
+        for (int64_t r = 0; r < n_kept; ++r) {
+          const auto j = static_cast<int64_t>(idx.get(bg * s.capacity + r));
+          kk.insert(kk.end(), k.begin() + j * d, k.begin() + (j + 1) * d);
+          vk.insert(vk.end(), v.begin() + j * d, v.begin() + (j + 1) * d);
+        }
+      }
       // Exact attention of one query over n cached rows: o, and (m, l) of its softmax.
       const auto attend = [&](const double* qr, const std::vector<double>& keys, const std::vector<double>& vals, int64_t n,
                               double* o) {

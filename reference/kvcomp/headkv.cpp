@@ -78,19 +78,6 @@ class Headkv final : public SnapkvScored {
     }
     return kept;
   }
-
-  int64_t capacity(const Case& c) const override {
-    const std::vector<int64_t> kept = row_budgets(c);
-    return std::max<int64_t>(1, *std::max_element(kept.begin(), kept.end()));
-  }
-
-  // The mean kept count of this layer's rows (the compacted cache's nominal length).
-  int64_t budget(const Case& c) const override {
-    const std::vector<int64_t> kept = row_budgets(c);
-    double sum = 0;
-    for (int64_t k : kept) sum += static_cast<double>(k);
-    return static_cast<int64_t>(std::nearbyint(sum / static_cast<double>(kept.size())));
-  }
 };
 
 }  // namespace

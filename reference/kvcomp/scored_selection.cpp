@@ -8,6 +8,7 @@
 #include "attnbench/error.h"
 #include "attnbench/thread_pool.h"
 #include "compacted_cache.h"
+#include "sparse_step.h"
 
 namespace attnbench::kvcomp {
 
@@ -32,6 +33,18 @@ std::vector<int32_t> planned_row_budgets(const Case& c) {
   return {kept.begin(), kept.end()};
 }
 
+bool scores_needed(const Case& c) {
+  const ScoredSelection& m = scored_selection(c);
+  const SelectionParams s = m.selection(c);
+  if (!scores_needed(s)) return false;
+  if (m.policy() != BudgetPolicy::per_row) return true;
+  for (const int64_t kept : m.kept_counts(c)) {
+    const int32_t k = top_k_of(s, static_cast<int32_t>(kept));
+    if (k > 0 && k < s.candidates) return true;  // a row that ranks
+  }
+  return false;  // every row keeps none or all of its candidates
+}
+
 ScoredSelection::ScoredSelection(MethodInfo info, ScoreScope scope, BudgetPolicy policy)
     : info_(std::move(info)), scope_(scope), policy_(policy) {
   info_.family = "kvcomp";
@@ -44,7 +57,29 @@ void ScoredSelection::add_n_future() {
                "held-out later queries for quality (not the window that chose the keys)"});
 }
 
+void ScoredSelection::add_layer(int64_t min_layers) {
+  schema_.add({"layer", ParamType::Int, Value(int64_t{0}), {}, 0.0, 1023.0, {}, "this layer's index"});
+  schema_.add({"n_layers", ParamType::Int, Value(int64_t{32}), {}, static_cast<double>(min_layers), 1024.0, {},
+               "layers in the model"});
+  schema_.rule("layer < n_layers", [](const Params& p, const std::string&) -> std::string {
+    if (p.i64("layer") < p.i64("n_layers")) return {};
+    return cat("layer=", p.i64("layer"), " is not a layer of n_layers=", p.i64("n_layers"));
+  });
+}
+
+int64_t ScoredSelection::budget(const Case& c) const {
+  if (policy_ != BudgetPolicy::per_row) return c.i64("budget");
+  const std::vector<int64_t> kept = row_budgets(c);
+  double sum = 0;
+  for (const int64_t k : kept) sum += static_cast<double>(k);
+  return static_cast<int64_t>(std::nearbyint(sum / static_cast<double>(kept.size())));
+}
+
 int64_t ScoredSelection::capacity(const Case& c) const {
+  if (policy_ == BudgetPolicy::per_row) {
+    const std::vector<int64_t> kept = row_budgets(c);
+    return std::max<int64_t>(1, *std::max_element(kept.begin(), kept.end()));
+  }
   if (policy_ != BudgetPolicy::head_floor) return budget(c);
   // The most one row can take: its floor and every other row's share of the rest.
   const Keep k = keep(c);
@@ -74,6 +109,7 @@ SelectionParams ScoredSelection::selection(const Case& c) const {
   s.shared_scores = scope_ == ScoreScope::per_sequence;
   s.row_budgets = policy_ != BudgetPolicy::uniform;
   s.elem_bytes = static_cast<int32_t>(dtype_size(c.dtype));
+  s.sparse_step = selection_only() ? 1 : 0;
   const int64_t T = s.kv_len, recent = k.recent, forced = k.sinks + recent;
   const bool keep_all = forced >= T || (policy_ != BudgetPolicy::per_row && budget(c) >= T);
   if (keep_all) {
@@ -129,12 +165,18 @@ StepSpec ScoredSelection::step_spec(const Case& c) const {
 StepParams step_params(const Case& c) { return scored_selection(c).step_spec(c).s; }
 
 TensorMap ScoredSelection::inputs(const Case& c) const {
-  return c.phase == "decode" ? step_inputs(step_spec(c), c.dtype, c.seed) : prefill_inputs(c);
+  if (c.phase == "decode") return step_inputs(step_spec(c), c.dtype, c.seed);
+  TensorMap in = prefill_inputs(c);
+  if (selection_only()) {  // the step's query: the window's last (sparse_step.h)
+    in.emplace("q", decode_query(in.at("q_obs"), c.dtype));
+    in.erase("q_obs");
+  }
+  return in;
 }
 
 TensorMap ScoredSelection::prefill_inputs(const Case& c) const {
   TensorMap in = generate_gkv(gkv(c), c.dtype, c.seed);
-  if (!reads_window_queries()) in.erase("q_obs");
+  if (!reads_window_queries() && !selection_only()) in.erase("q_obs");  // a selection-only step keeps its query
   return in;
 }
 
@@ -222,7 +264,8 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
   const SelectionParams s = selection(c);
   const int64_t rows = cache_rows(s), C = s.candidates, T = s.kv_len, cap = s.capacity, d = s.head_dim;
   // Every score row's candidates in fp64, each row sequential.
-  // (A positional method has candidates but never ranks them: all are evicted.)
+  // (A positional method never ranks them: each row keeps none or all, scores_needed(c) false.)
+  ATTNBENCH_ASSERT(scored() || !scores_needed(c), c.id(), ": a positional method keeps part of a row's candidates");
   std::vector<double> scores(score_rows(s) * C, 0.0);
   if (C > 0 && scored())
     harness_pool().parallel_for(score_rows(s), [&](int64_t begin, int64_t end) {
@@ -249,8 +292,9 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
 
   HostTensor idx("kept_idx", DType::i32, {s.batch, s.kv_heads, cap});
   HostTensor len("kept_len", DType::i32, {s.batch, s.kv_heads});
-  HostTensor k_kept("k_kept", DType::f64, {s.batch, s.kv_heads, cap, d});
-  HostTensor v_kept("v_kept", DType::f64, {s.batch, s.kv_heads, cap, d});
+  const int64_t copy_rows = s.sparse_step ? 0 : cap;
+  HostTensor k_kept("k_kept", DType::f64, {s.batch, s.kv_heads, copy_rows, d});
+  HostTensor v_kept("v_kept", DType::f64, {s.batch, s.kv_heads, copy_rows, d});
   HostTensor all_scores("scores", DType::f64, {s.batch, s.kv_heads, T});
   HostTensor tie("tie_c", DType::f64, {s.batch, s.kv_heads});
   idx.fill(-1);
@@ -265,6 +309,7 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
       len.set(r, static_cast<double>(kept.size()));
       for (size_t i = 0; i < kept.size(); ++i) {
         idx.set(r * cap + static_cast<int64_t>(i), static_cast<double>(kept[i]));
+        if (s.sparse_step) continue;  // no compacted copy
         const int64_t src = (r * T + kept[i]) * d, dst = (r * cap + static_cast<int64_t>(i)) * d;
         in.at("k").get_row(src, d, k_kept.data<double>() + dst);
         in.at("v").get_row(src, d, v_kept.data<double>() + dst);
@@ -278,8 +323,14 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
   Reference ref;
   ref.tensors.emplace("kept_idx", std::move(idx));
   ref.tensors.emplace("kept_len", std::move(len));
-  ref.tensors.emplace("k_kept", std::move(k_kept));
-  ref.tensors.emplace("v_kept", std::move(v_kept));
+  if (!s.sparse_step) {
+    ref.tensors.emplace("k_kept", std::move(k_kept));
+    ref.tensors.emplace("v_kept", std::move(v_kept));
+  } else {  // the step over the reference's own set (the check recomputes it over the impl's)
+    attention::DenseRows o = sparse_step_rows(c, s, in, ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"));
+    ref.baseline_err["O"] = max_abs_diff(o.o, o.o_base);
+    ref.tensors.emplace("O", std::move(o.o));
+  }
   if (scored()) {
     ref.tensors.emplace("scores", std::move(all_scores));
     ref.tensors.emplace("tie_c", std::move(tie));
@@ -291,6 +342,10 @@ std::vector<OutputDecl> ScoredSelection::outputs(const Case& c) const {
   if (c.phase == "decode") return step_outputs(step_spec(c), c.dtype);
   const CompactedCache cc = compacted(c);
   std::vector<OutputDecl> decls = compacted_cache_outputs(cc, c.dtype, scored() ? CheckClass::SET : CheckClass::EXACT);
+  if (selection_only()) {  // the step's output in place of the compacted copy
+    decls.resize(2);
+    decls.push_back(sparse_step_output(selection(c), c.dtype));
+  }
   if (!scored()) return decls;
   OutputDecl scores{"scores", DType::f64, {cc.batch, cc.kv_heads, cc.kv_len}, CheckClass::SET};
   scores.check_only = true;
@@ -330,10 +385,20 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
   if (c.phase == "decode") return step_check(step_spec(c), c.dtype, in, ref, got);
   const auto decls = outputs(c);
   const OutputDecl &idx_decl = decls[0], &len_decl = decls[1];
+  // After the set: the compacted copy's gathers, or a selection-only method's step over its set.
+  const auto finish = [&](OutputCheck len_check, OutputCheck idx_check) {
+    if (!selection_only()) return check_compacted_cache(decls, in, got, std::move(len_check), std::move(idx_check));
+    CheckReport report;
+    report.outputs.push_back(std::move(len_check));
+    report.outputs.push_back(std::move(idx_check));
+    report.outputs.push_back(check_sparse_step(c, selection(c), in, got));
+    return report;
+  };
+  if (std::optional<OutputCheck> own = check_kept(c, in, ref, got))
+    return finish(check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr), std::move(*own));
   if (!scored()) {
     OutputCheck idx = check_exact(idx_decl, ref.tensors.at("kept_idx"), got.at("kept_idx"), &got.at("kept_len"));
-    return check_compacted_cache(decls, in, got, check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr),
-                                 std::move(idx));
+    return finish(check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr), std::move(idx));
   }
   const HostTensor& tie_c = ref.tensors.at("tie_c");
   TieBand band;
@@ -341,8 +406,7 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
     for (int64_t r = 0; r < tie_c.numel(); ++r) band.c_rel.push_back(tie_c.get(r));
     OutputCheck idx = check_set(idx_decl, ref.tensors.at("kept_idx"), ref.tensors.at("kept_len"), got.at("kept_idx"),
                                 got.at("kept_len"), ref.tensors.at("scores"), band);
-    return check_compacted_cache(decls, in, got, check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr),
-                                 std::move(idx));
+    return finish(check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr), std::move(idx));
   }
   // head_floor: per-row lengths follow from the sequence's set, so the set is checked flattened
   // and the lengths only for their sum per sequence.
@@ -363,7 +427,7 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
   OutputDecl flat_len = len_decl;
   flat_len.shape = {B, 1};
   OutputCheck lengths = check_exact(flat_len, want.len, have.len, nullptr);
-  return check_compacted_cache(decls, in, got, std::move(lengths), std::move(idx));
+  return finish(std::move(lengths), std::move(idx));
 }
 
 Work ScoredSelection::work(const Case& c) const {
@@ -372,9 +436,16 @@ Work ScoredSelection::work(const Case& c) const {
   const CompactedCache cc = compacted(c);
   const double es = static_cast<double>(dtype_size(c.dtype)), d = static_cast<double>(s.head_dim);
   const double rows = static_cast<double>(cache_rows(s)), cap = static_cast<double>(s.capacity);
-  // Where nothing is chosen by score (the budget keeps only the forced tokens, or every one), an
-  // ideal implementation scores nothing: the row is its compaction, a copy.
-  Work w = scores_needed(s) ? score_work(c) : Work{0, 0, Bound::copy};
+  // Where nothing is chosen by score (every row keeps none or all of its candidates), an ideal
+  // implementation scores nothing: the row is its compaction, a copy.
+  Work w = scores_needed(c) ? score_work(c) : Work{0, 0, Bound::copy};
+  if (s.sparse_step) {  // scoring, then the step over the kept set (no copy)
+    const std::vector<int64_t> kept = policy_ == BudgetPolicy::head_floor
+                                          ? std::vector<int64_t>(cache_rows(s), cc.kept)
+                                          : kept_counts(c);
+    const Work step = sparse_step_work(s, kept, c.dtype);
+    return {w.flops + step.flops, w.bytes + step.bytes, Bound::read};
+  }
   // The compaction: the kept K and V rows read; indices, lengths and the compacted K/V written
   // at full capacity.
   w.bytes += rows * (2 * static_cast<double>(cc.kept) * d * es + cap * 4 + 4 + 2 * cap * d * es);
@@ -384,6 +455,12 @@ Work ScoredSelection::work(const Case& c) const {
 Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
   if (c.phase == "decode") return step_quality(step_spec(c));
   Json q = compacted_cache_quality(compacted(c), c.dtype, in, out);
+  if (selection_only()) {
+    sparse_step_quality(selection(c), c.dtype, in, out, q);
+    // What choosing the set reads per step (the scorer's bytes), beside what the step reads.
+    const SelectionParams s = selection(c);
+    q["selection_bytes_per_step"] = scores_needed(s) ? score_work(c).bytes : 0.0;
+  }
   // The point the method was asked for, kvpress's 1 / (1 − compression_ratio): the case's budget
   // is kept tokens per row on average over all that shares it (a layer's heads, a model's layers),
   // where compression_ratio is what this case kept.
@@ -394,6 +471,7 @@ Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMa
 
 std::vector<RelatedCase> ScoredSelection::companions(const Case& c) const {
   if (c.phase == "decode") return step_companions(step_spec(c), c.dtype);
+  if (selection_only()) return sparse_step_companions(selection(c), budget(c), c.dtype);
   return decode_companions(compacted(c), c.dtype);
 }
 

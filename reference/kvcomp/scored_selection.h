@@ -25,6 +25,10 @@
 //                 kv_len / budget, the point the case asked for (kvpress's 1 / (1 − ratio)), by
 //                 which the leaderboard ranks methods
 //   companions    gqa decode over the compacted cache and over the full one
+// A selection-only method (selection_only(): tokenselect, quest) keeps the whole cache: its
+// selection is the same, and instead of k_kept and v_kept it yields the decode step that reads the
+// kept keys in place (sparse_step.h): q in the inputs, O in the outputs, bytes read per step in
+// its quality, gather_decode and full decode as companions.
 //
 // Every backend has the same split: the method's score kernel fills a [score rows, candidates]
 // f32 buffer (optionally through the shared pooling stage), and the shared stages select and
@@ -32,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "attnbench/method.h"
@@ -78,6 +83,8 @@ class ScoredSelection : public Method {
   // The family's view of a case: shapes and counts, no input values (every backend's plan).
   SelectionParams selection(const Case& c) const;
   ScoreScope scope() const { return scope_; }
+  // Whether the cache stays whole and each decode step reads the kept set (sparse_step.h).
+  virtual bool selection_only() const { return false; }
   BudgetPolicy policy() const { return policy_; }
   // Every row's kept count (forced tokens included) under a uniform or per-row budget: a function
   // of the case alone, which every backend's impl uploads with per-row budgets.
@@ -89,6 +96,9 @@ class ScoredSelection : public Method {
   ScoredSelection(MethodInfo info, ScoreScope scope = ScoreScope::per_kv_head, BudgetPolicy policy = BudgetPolicy::uniform);
   // The held-out queries of quality(), a parameter of every method (in the method's schema order).
   void add_n_future();
+  // `layer` of `n_layers` (at least min_layers), with the rule layer < n_layers: for budgets
+  // planned over a model's layers (PyramidKV, HeadKV, DuoAttention).
+  void add_layer(int64_t min_layers);
   // Gives the method phases prefill (the one-shot compression) and decode (one eviction per
   // generated token, eviction_step.h), whose rule is step_rule(); call after the schema's budget.
   void add_decode_step();
@@ -98,9 +108,11 @@ class ScoredSelection : public Method {
 
   // --- what a method provides -------------------------------------------------------------------
   virtual Keep keep(const Case& c) const = 0;
-  // Kept tokens per row, forced ones included: the uniform budget, or the mean over rows of a
-  // per-row or head_floor budget.
-  virtual int64_t budget(const Case& c) const { return c.i64("budget"); }
+  // Kept tokens per row, forced ones included: the uniform budget, the mean over rows of a
+  // head_floor budget (both the parameter `budget`), or under per_row the rounded mean of this
+  // case's row_budgets() (the compacted cache's nominal length; the parameter may average over a
+  // whole model, as HeadKV's and DuoAttention's do).
+  virtual int64_t budget(const Case& c) const;
   // The fp64 scores of the candidates of score row `row` (tokens sinks .. sinks + n − 1): higher
   // is kept. Called in parallel over rows; each call sequential. Called only when scored() and
   // the row has candidates.
@@ -117,6 +129,14 @@ class ScoredSelection : public Method {
   virtual bool reads_window_queries() const { return false; }
   // Whether the method ranks candidates at all (false: positions only, checked EXACT).
   virtual bool scored() const { return true; }
+
+  // A method whose kept set is not the top of one fp score per token (lessismore: a union of
+  // per-head rankings) checks kept_idx itself; the lengths and the step or the gathers stay the
+  // family's. nullopt: the family's check (SET with tie_c's band, or EXACT).
+  virtual std::optional<OutputCheck> check_kept(const Case& /*c*/, const TensorMap& /*in*/, const Reference& /*ref*/,
+                                                const TensorMap& /*got*/) const {
+    return std::nullopt;
+  }
   // BudgetPolicy::per_row: each row's kept count, forced included (at most capacity(c)), from the
   // case alone (head statistics a model has before it sees the prompt).
   virtual std::vector<int64_t> row_budgets(const Case& c) const;
@@ -124,7 +144,8 @@ class ScoredSelection : public Method {
   virtual int64_t floor_candidates(const Case& /*c*/) const { return 0; }
   // Phase decode: which tokens the step never evicts and how its scores carry over.
   virtual StepRule step_rule(const Case& c) const;
-  // The largest kept count any row may have: kept_idx's last dimension.
+  // The largest kept count any row may have: kept_idx's last dimension (per_row: the largest of
+  // row_budgets(), at least 1).
   virtual int64_t capacity(const Case& c) const;
 
   // Helpers for score functions.

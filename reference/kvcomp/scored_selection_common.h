@@ -18,6 +18,14 @@
 // top_k is the mean candidates per row); row r's budget is sinks + recent + its count, and its
 // kept candidates are its best that many by the tie rule — the same set (within a row the order
 // of g·candidates + j is the order of j).
+// A row whose budget keeps all of its candidates reads no score: every select stage takes them in
+// order, without ranking, when its top_k is the candidate count (and none when it is 0). So where
+// every row keeps none or all of its candidates — a positional method with per-row budgets
+// (DuoAttention's streaming and retrieval heads), or per-head budgets that happen to cover every
+// head — scores_needed(const Case&) is false and no impl runs its scorer: the score buffer stays
+// unwritten and unread. That is decided on the host from the case (the planned row budgets), not
+// by a field below: the list is in every shader's push-constant block, which the scorers' blocks
+// (this list, their parameters and their plan) fill to Vulkan's 128-byte minimum.
 #ifndef ATTNBENCH_SCORED_SELECTION_COMMON_H
 #define ATTNBENCH_SCORED_SELECTION_COMMON_H
 
@@ -38,7 +46,8 @@
   X(i32, row_budgets)   /* 1: row r keeps row_budget[r] tokens, forced ones included */        \
   X(i32, across_heads)  /* 1: AdaKV's budgets, chosen across the sequence's KV heads */        \
   X(i32, floor)         /* across_heads: candidates each row keeps by its own ranking */       \
-  X(i32, elem_bytes)    /* bytes of one K or V element */
+  X(i32, elem_bytes)    /* bytes of one K or V element */                                     \
+  X(i32, sparse_step)   /* 1: selection-only: the kept set feeds a decode step over the cache */
 
 #ifdef __cplusplus
 #include <algorithm>
@@ -62,6 +71,9 @@ SelectionParams selection_params(const Case& c);
 // row_budget: per-row budgets (BudgetPolicy::per_row), or under across_heads the forced tokens
 // alone, which the across stage overwrites when it chooses; empty with a uniform budget.
 std::vector<int32_t> planned_row_budgets(const Case& c);
+// Whether an impl runs its scorer: some row keeps part of its candidates, chosen by score (false
+// when every row keeps none or all of them; see above).
+bool scores_needed(const Case& c);
 
 ATTNBENCH_HD inline int64_t cache_rows(const SelectionParams& s) { return int64_t{s.batch} * s.kv_heads; }
 ATTNBENCH_HD inline int64_t score_rows(const SelectionParams& s) { return s.shared_scores ? s.batch : cache_rows(s); }
@@ -72,7 +84,8 @@ ATTNBENCH_HD inline int64_t score_row_of(const SelectionParams& s, int64_t row) 
 // Query heads behind one score row: the KV head's group, or every query head of the sequence. A
 // score row r's heads are query heads r·n .. r·n + n − 1 of the flattened [batch·q_heads].
 ATTNBENCH_HD inline int32_t heads_per_score_row(const SelectionParams& s) { return s.shared_scores ? s.q_heads : s.group; }
-// Whether any candidate is kept by score (else an impl need not score at all).
+// Whether some candidate may be kept by score, from the shapes alone (the across stage's test).
+// An impl asks scores_needed(const Case&), which also knows the per-row budgets.
 ATTNBENCH_HD inline bool scores_needed(const SelectionParams& s) {
   return s.candidates > 0 && (s.top_k > 0 || (s.row_budgets && !s.across_heads));
 }

@@ -16,7 +16,8 @@
   X(i32, pool_radius) /* (pool_kernel - 1) / 2 */                                          \
   X(i32, pool_mode)   /* PoolMode: 0 mean of in-range keys, 1 max, 2 sum / kernel */    \
   X(f32, scale)       /* 1 / sqrt(head_dim) */                                             \
-  X(i32, visible_mean) /* 1: divide by the window queries that see the key, not by w */
+  X(i32, visible_mean) /* 1: divide by the window queries that see the key, not by w */    \
+  X(i32, candidate_softmax) /* 1: each softmax over the candidates alone, not every visible key */
 
 #ifdef __cplusplus
 #include <cstdint>

@@ -19,21 +19,29 @@ PoolMode pool_mode(const std::string& name) {
   return name == "max" ? pool_max : name == "avg_padded" ? pool_avg_padded : pool_avg;
 }
 
+// The window's queries: q_obs, or a selection-only method's decode query q (a window of one).
+const HostTensor& window_queries(const TensorMap& in) { return in.count("q_obs") ? in.at("q_obs") : in.at("q"); }
+
 float inv_sqrt_dim(const Case& c) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.i64("head_dim")))); }
 
 // a_{h,j} of step 1 for one (b, h) over the candidates, in fp64.
 void window_scores(const SelectionParams& s, const SnapkvParams& m, const TensorMap& in, int64_t b, int64_t h, double* a) {
   const int64_t d = s.head_dim, C = s.candidates, w = m.obs_window, g = h / s.group;
   const std::vector<double> keys = rows_f64(in.at("k"), (b * s.kv_heads + g) * s.kv_len, s.kv_len, d);
-  const std::vector<double> queries = rows_f64(in.at("q_obs"), (b * s.q_heads + h) * w, w, d);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const std::vector<double> queries = rows_f64(window_queries(in), (b * s.q_heads + h) * w, w, d);
+  // The scale in fp64: 1/√d exactly where the impls' fp32 scale is its rounding (a method's own
+  // scale, tokenselect's raw dot products, is taken as given).
+  const double exact = 1.0 / std::sqrt(static_cast<double>(d));
+  const double scale = m.scale == static_cast<float>(exact) ? exact : static_cast<double>(m.scale);
   std::vector<double> logits(s.kv_len);
   std::fill(a, a + C, 0.0);
   for (int64_t i = 0; i < w; ++i) {
     const double* qi = queries.data() + i * d;
     const int64_t end = snapkv_visible_end(s, m, i);
+    // The softmax's domain: every visible key, or with candidate_softmax the visible candidates.
+    const int64_t lo = m.candidate_softmax ? s.sinks : 0, hi = m.candidate_softmax ? std::min(end, int64_t{s.sinks} + C) : end;
     double mx = -INFINITY;
-    for (int64_t j = 0; j < end; ++j) {
+    for (int64_t j = lo; j < hi; ++j) {
       const double* kj = keys.data() + j * d;
       double dot = 0;
       for (int64_t x = 0; x < d; ++x) dot += qi[x] * kj[x];
@@ -41,7 +49,7 @@ void window_scores(const SelectionParams& s, const SnapkvParams& m, const Tensor
       mx = std::max(mx, logits[j]);
     }
     double l = 0;
-    for (int64_t j = 0; j < end; ++j) l += std::exp(logits[j] - mx);
+    for (int64_t j = lo; j < hi; ++j) l += std::exp(logits[j] - mx);
     for (int64_t j = 0; j < C; ++j)
       if (s.sinks + j < end) a[j] += std::exp(logits[s.sinks + j] - mx) / l;
   }
@@ -62,16 +70,6 @@ void SnapkvScored::add_budget(const std::string& doc) {
     if (p.i64("obs_window") <= p.i64("budget")) return {};
     return cat("budget=", p.i64("budget"), " is smaller than obs_window=", p.i64("obs_window"),
                "; the budget counts the window, which is always kept");
-  });
-}
-
-void SnapkvScored::add_layer(int64_t min_layers) {
-  schema_.add({"layer", ParamType::Int, Value(int64_t{0}), {}, 0.0, 1023.0, {}, "this layer's index"});
-  schema_.add({"n_layers", ParamType::Int, Value(int64_t{32}), {}, static_cast<double>(min_layers), 1024.0, {},
-               "layers in the model"});
-  schema_.rule("layer < n_layers", [](const Params& p, const std::string&) -> std::string {
-    if (p.i64("layer") < p.i64("n_layers")) return {};
-    return cat("layer=", p.i64("layer"), " is not a layer of n_layers=", p.i64("n_layers"));
   });
 }
 
@@ -143,7 +141,7 @@ double SnapkvScored::tie_c(const Case& c, const TensorMap& in, int64_t row) cons
   const SnapkvParams m = scorer(c);
   const int64_t d = s.head_dim, w = m.obs_window, n = heads_per_score_row(s);
   const int64_t first_head = row * n, first_kv = first_head / s.group, kv_count = (n + s.group - 1) / s.group;
-  const double lambda = static_cast<double>(m.scale) * max_row_norm(in.at("q_obs"), first_head * w, n * w, d) *
+  const double lambda = static_cast<double>(m.scale) * max_row_norm(window_queries(in), first_head * w, n * w, d) *
                         max_row_norm(in.at("k"), first_kv * s.kv_len, kv_count * s.kv_len, d);
   return 1.02 * (2.0 * static_cast<double>(d + 3) * lambda +
                  static_cast<double>(s.kv_len + w + 2 * m.pool_radius + 1 + n + 8));

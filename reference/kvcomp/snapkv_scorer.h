@@ -46,10 +46,10 @@ class SnapkvScored : public ScoredSelection {
   using ScoredSelection::ScoredSelection;
 
   // Schema helpers, in the order a method adds them: the window, the budget (after a window, with
-  // the rule that it covers the window), the layer, pooling, G-KV's planted ties.
+  // the rule that it covers the window), the layer (the family's add_layer()), pooling, G-KV's
+  // planted ties.
   void add_window(int64_t default_window);
   void add_budget(const std::string& doc);
-  void add_layer(int64_t min_layers);
   void add_pooling(const std::string& default_pool, int64_t default_kernel);
   void add_ties();
   // scorer() of a method with the parameters above.

@@ -35,6 +35,7 @@ constexpr double kLavapipeFlopsPerS = 1.9e9;   // the Vulkan shaders on lavapipe
 struct Estimate {
   double inputs = 0, reference = 0, run = 0, fixed = 0;
   int cases = 0, not_run = 0;
+  std::vector<std::pair<double, std::string>> costliest;  // (seconds, case id), to say what to trim
   double total() const { return inputs + reference + run + fixed; }
 };
 
@@ -52,10 +53,15 @@ Estimate estimate(const Suite& suite, double backend_flops_per_s, Runs runs) {
       ++e.not_run;
       continue;
     }
-    e.inputs += 2 * w.bytes / kInputBytesPerS;
-    e.reference += std::min(w.flops, attention::kFullReferenceFlops) / kReferenceFlopsPerS;
+    const double inputs = 2 * w.bytes / kInputBytesPerS;
+    const double reference = std::min(w.flops, attention::kFullReferenceFlops) / kReferenceFlopsPerS;
+    e.inputs += inputs;
+    e.reference += reference;
     e.run += w.flops / backend_flops_per_s;
+    e.costliest.emplace_back(inputs + reference + w.flops / backend_flops_per_s, c.id());
   }
+  std::sort(e.costliest.rbegin(), e.costliest.rend());
+  e.costliest.resize(std::min<size_t>(e.costliest.size(), 8));
   return e;
 }
 
@@ -63,6 +69,9 @@ void require_within(const Estimate& e, double cap_s) {
   INFO(e.cases << " cases (" << e.not_run << " not run): inputs " << e.inputs << " s, reference " << e.reference
                 << " s, impls " << e.run << " s, fixed " << e.fixed << " s; total " << e.total() << " s, cap " << cap_s
                 << " s");
+  std::string top;
+  for (const auto& [sec, id] : e.costliest) top += "\n  " + std::to_string(sec) + " s  " + id;
+  INFO("the costliest cases:" << top);
   CHECK(e.total() <= cap_s);
 }
 

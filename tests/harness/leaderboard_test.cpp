@@ -247,6 +247,7 @@ TEST_CASE("leaderboard: methods ranked by fidelity at each compression point, wi
   CHECK(cell(first, 4, "method") == "broken");  // a failing row ranks last whatever its figures
   CHECK(cell(first, 0, "rank") == "1");
   CHECK(cell(first, 0, "kv_bytes") == "502 KiB");  // 1000·1024/2 bytes of K and V + 500·4 of indices
+  CHECK(cell(first, 0, "read_per_step") == "502 KiB");  // a decode step reads the compacted cache
   size_t fidelity = 0, times = 0;
   for (const auto& p : lb.compression_plots) {
     fidelity += p.kind == "kv-fidelity";
@@ -258,6 +259,32 @@ TEST_CASE("leaderboard: methods ranked by fidelity at each compression point, wi
   CHECK(times == 2);
   CHECK_THAT(line_plot_svg(lb.compression_plots[0]), Catch::Contains("data-kind=\"kv-fidelity\""));
   CHECK_THAT(leaderboard_markdown(lb), Catch::Contains("## KV compression at each compression point"));
+}
+
+TEST_CASE("leaderboard: a selection-only method ranks beside the compaction methods, marked, its bytes read per step shown", "[unit]") {
+  std::vector<Json> recs;
+  const auto add = [&](const std::string& method, double recall, bool selection_only) {
+    Json r = record(method, "famK", method + "/8000", "pass", 1e-4, 1e6);
+    r["params"] = {{"kv_len", 8000}, {"budget", 1000}};
+    const double full = 8000 * 1024.0;
+    r["quality"] = {{"compression_point", 8.0}, {"compression_ratio", 8.0}, {"kv_bytes_full", full},
+                    {"kv_bytes_kept", selection_only ? full : full / 8}, {"index_bytes", selection_only ? 0.0 : 4000.0},
+                    {"attn_recall", recall}, {"out_rel_l2", 1 - recall}};
+    if (selection_only) {
+      r["quality"]["selection_only"] = true;
+      r["quality"]["kv_bytes_read_per_step"] = full / 8;
+    }
+    recs.push_back(r);
+  };
+  add("evicts", 0.5, false);
+  add("selects", 0.9, true);
+  const Leaderboard lb = build_leaderboard({doc_of(recs)}, {"r.json"}, "test");
+  REQUIRE(lb.compression_points.size() == 1);
+  const LbSection& sec = lb.compression_points[0];
+  CHECK(cell(sec, 0, "method") == "selects (selection-only)");
+  CHECK(cell(sec, 0, "kv_bytes") == "7.81 MiB");      // the whole cache stays
+  CHECK(cell(sec, 0, "read_per_step") == "1000 KiB");  // what a step reads
+  CHECK(cell(sec, 1, "method") == "evicts");
 }
 
 TEST_CASE("leaderboard.md escapes every text that came from a results file", "[unit]") {

@@ -12,7 +12,9 @@ void select_row(const kvcomp::SelectionParams& s, const float* scores, const int
   const int32_t k = kvcomp::top_k_of(s, kept);
   int32_t* idx = kept_idx + row * s.capacity;
   for (int32_t r = 0; r < s.sinks; ++r) idx[r] = r;
-  if (k > 0) {
+  if (k == s.candidates) {  // every candidate, in order: no ranking, no score read
+    for (int32_t i = 0; i < k; ++i) idx[s.sinks + i] = s.sinks + i;
+  } else if (k > 0) {
     int32_t* top = order + s.candidates;
     kvcomp::select_top_k(scores + kvcomp::score_row_of(s, row) * s.candidates, s.candidates, k, order, top);
     for (int32_t i = 0; i < k; ++i) idx[s.sinks + i] = s.sinks + top[i];

@@ -32,6 +32,7 @@ inline size_t pool_scratch_floats(int64_t C, int64_t radius) { return static_cas
 
 // Row `row`: kept_idx[row·capacity ..] and kept_len[row]; `order` is scratch of 2·candidates ints.
 // `scores` is the score buffer [score rows, candidates]; row_budget is read when s.row_budgets.
+// A row that keeps every candidate (or none) reads no score.
 void select_row(const kvcomp::SelectionParams& s, const float* scores, const int32_t* row_budget, int64_t row,
                 int32_t* order, int32_t* kept_idx, int32_t* kept_len);
 

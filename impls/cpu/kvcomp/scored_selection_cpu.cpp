@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "attnbench/error.h"
+#include "reference/kvcomp/sparse_step.h"
 
 namespace attnbench::cpu {
 
@@ -16,23 +17,31 @@ void CpuScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffer
   cpu_ = &as_cpu(backend);
   pool_ = &cpu_->pool();
   s_ = kvcomp::selection_params(c);
+  scoring_ = kvcomp::scores_needed(c);
   k_ = io["k"].ptr();
   v_ = io["v"].ptr();
-  k_kept_ = io["k_kept"].ptr();
-  v_kept_ = io["v_kept"].ptr();
   kept_idx_ = io["kept_idx"].ptr<int32_t>();
   kept_len_ = io["kept_len"].ptr<int32_t>();
   Allocator& alloc = backend.allocator();
+  if (s_.sparse_step) {
+    step_lse_ = alloc.allocate(int64_t{s_.batch} * s_.q_heads * sizeof(float), "sparse_step.lse");
+    attn::StageIo sio{io["q"].ptr(), k_, v_, kept_len_, io["O"].ptr(), step_lse_->ptr<float>(), nullptr};
+    sio.key_idx = kept_idx_;
+    step_.prepare(kvcomp::sparse_step_params(s_), c.dtype, sio, *cpu_);
+  } else {
+    k_kept_ = io["k_kept"].ptr();
+    v_kept_ = io["v_kept"].ptr();
+  }
   const int64_t C = std::max<int32_t>(1, s_.candidates);
   scores_ = alloc.allocate(kvcomp::score_rows(s_) * C * sizeof(float), "selection.scores");
   row_budget_ = alloc.allocate(kvcomp::cache_rows(s_) * sizeof(int32_t), "selection.row_budget");
   const std::vector<int32_t> planned = kvcomp::planned_row_budgets(c);
   std::copy(planned.begin(), planned.end(), row_budget());
-  if (s_.across_heads && kvcomp::scores_needed(s_)) {  // per thread: the choice's indices and boosted scores
+  if (s_.across_heads && scoring_) {  // per thread: the choice's indices and boosted scores
     across_words_ = kv::across_scratch_ints(s_) + static_cast<size_t>(s_.kv_heads) * s_.candidates + 16;
     across_ = alloc.allocate(across_words_ * pool_->size() * sizeof(int32_t), "selection.across_heads");
   }
-  if (kvcomp::scores_needed(s_)) prepare_scores(c, *cpu_, io);
+  if (scoring_) prepare_scores(c, *cpu_, io);
   // Per thread: the selection's two index arrays, or the pooling's floats.
   const size_t pooling = pool_radius_ < 0 ? 0 : kv::pool_scratch_floats(C, pool_radius_);
   scratch_words_ = std::max<size_t>(2 * C, pooling) + 16;
@@ -53,9 +62,8 @@ void CpuScoredSelection::pool_into_scores(const float* raw, int32_t mode) {
 
 void CpuScoredSelection::run() {
   const int64_t rows = kvcomp::cache_rows(s_);
-  const bool scoring = kvcomp::scores_needed(s_);
-  if (scoring) score();
-  if (scoring && s_.across_heads) {
+  if (scoring_) score();
+  if (scoring_ && s_.across_heads) {
     int32_t* words = across_->ptr<int32_t>();
     const size_t ints = kv::across_scratch_ints(s_);
     pool_->parallel_for_slots(s_.batch, [&](int64_t begin, int64_t end, unsigned slot) {
@@ -68,13 +76,20 @@ void CpuScoredSelection::run() {
   const auto select = [&](int64_t row, unsigned slot) {
     kv::select_row(s_, scores(), row_budget(), row, scratch + slot * scratch_words_, kept_idx_, kept_len_);
   };
+  if (s_.sparse_step) {
+    pool_->parallel_for_slots(rows, [&](int64_t begin, int64_t end, unsigned slot) {
+      for (int64_t row = begin; row < end; ++row) select(row, slot);
+    });
+    step_.run();
+    return;
+  }
   // Tasks are (row, K or V) pairs, twice the rows, so a small batch still spreads over the threads.
   const auto gather = [&](int64_t task) {
     const bool v = task % 2 != 0;
     kv::gather_row(s_, kept_idx_, kept_len_, v ? v_ : k_, v ? v_kept_ : k_kept_, task / 2);
   };
   const size_t bytes = static_cast<size_t>(2 * rows * s_.capacity) * s_.head_dim * s_.elem_bytes;
-  if (!scoring && bytes < kParallelBytes) {
+  if (!scoring_ && bytes < kParallelBytes) {
     for (int64_t row = 0; row < rows; ++row) select(row, 0);
     for (int64_t task = 0; task < 2 * rows; ++task) gather(task);
     return;

@@ -3,14 +3,17 @@
 // prepare_scores() to allocate what it needs (shapes only; reserve_pooling() before using the
 // pooling stage), score() to fill scores() — directly, or through pool_into_scores(). A
 // positional method (no candidates ranked) overrides nothing. This base does the rest, in run():
-//   score()                        when some candidate is kept by score
+//   score()                        when some row ranks its candidates (kvcomp::scores_needed(c))
 //   across   per sequence          AdaKV's row budgets from the scores (s.across_heads)
 //   select   per row, parallel     forced tokens, top_k by the tie rule, lengths (kv_stages.h)
 //   gather   per (row, K or V)     the compacted cache, zeros beyond each row's length
-// The scorer's hooks are called only for cases that keep some candidate by score. Every task is
+//   or, selection-only (s.sparse_step), the decode step over the kept set: the attention stage
+//   with the kept lists (kvcomp::sparse_step_params), reading K and V in place
+// The scorer's hooks are called only for cases that rank some candidates. Every task is
 // independent and sequential inside, so no bit depends on the thread count.
 #pragma once
 
+#include "../attention/attention_stage.h"
 #include "../runtime/cpu_backend.h"
 #include "kv_stages.h"
 #include "reference/kvcomp/scored_selection_impl.h"
@@ -45,9 +48,11 @@ class CpuScoredSelection : public kvcomp::ScoredSelectionImpl {
   const void *k_ = nullptr, *v_ = nullptr;
   void *k_kept_ = nullptr, *v_kept_ = nullptr;
   int32_t *kept_idx_ = nullptr, *kept_len_ = nullptr;
+  bool scoring_ = false;      // kvcomp::scores_needed(c): some row ranks its candidates
   int64_t pool_radius_ = -1;  // no pooling
   size_t scratch_words_ = 0, across_words_ = 0;
-  BufferPtr scores_, row_budget_, scratch_, across_;
+  BufferPtr scores_, row_budget_, scratch_, across_, step_lse_;
+  attn::AttentionStage step_;  // selection-only: the decode step over the kept set
 };
 
 }  // namespace attnbench::cpu

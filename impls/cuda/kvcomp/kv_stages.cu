@@ -84,7 +84,9 @@ __global__ void __launch_bounds__(kSelectThreads) select_kernel(const StageArgs 
   int32_t* out = a.kept_idx + bg * s.capacity;
   if (tid == 0) a.kept_len[bg] = kept;
   const int P = s.candidates, k = kvcomp::top_k_of(s, kept);
-  if (k > 0) {
+  if (k == P) {  // every candidate, in order: no ranking, no score read
+    for (int j = tid; j < P; j += kSelectThreads) out[s.sinks + j] = s.sinks + j;
+  } else if (k > 0) {
     const float* score = a.scores + kvcomp::score_row_of(s, bg) * P;
     const bool use_cache = P <= kSelectCachedKeys;
     if (use_cache) {

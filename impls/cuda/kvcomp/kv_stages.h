@@ -19,7 +19,7 @@
 //           index), ascending by construction (two block-wide ballot scans per 1024 keys). Rows
 //           up to kSelectCachedKeys candidates keep their keys in shared memory across the
 //           passes; longer ones reread the scores (L2). Then the forced tokens, −1 beyond the
-//           row's length, the length.
+//           row's length, the length. A row that keeps every candidate (or none) reads no score.
 //   gather  k_kept, v_kept rows from k, v at kept_idx (a warp per kept row, the widest word the
 //           row allows), zeros beyond each row's length: bit-exact copies
 #pragma once

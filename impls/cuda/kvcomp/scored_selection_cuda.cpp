@@ -2,13 +2,37 @@
 #include "scored_selection_cuda.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "../runtime/cuda_check.h"
 #include "../runtime/cuda_stream.h"
 #include "attnbench/error.h"
+#include "reference/kvcomp/sparse_step.h"
 
 namespace attnbench::cuda {
+
+namespace {
+
+// The variant that runs a selection-only case's decode step (gather_decode's, per-head lists): the
+// tensor cores where they take it, else the CUDA cores; none when neither does (its reason).
+std::optional<AttentionVariant> step_variant(const kvcomp::SelectionParams& s, DType dtype, const DeviceLimits& limits,
+                                             std::string* why = nullptr) {
+  const attention::AttentionParams a = kvcomp::sparse_step_params(s);
+  if (AttentionStage::supports(AttentionVariant::mma, a, dtype, true, limits).ok) return AttentionVariant::mma;
+  const Support general = AttentionStage::supports(AttentionVariant::general, a, dtype, true, limits);
+  if (general.ok) return AttentionVariant::general;
+  if (why) *why = general.reason;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string CudaScoredSelection::step_unsupported(const Case& c, const DeviceLimits& limits) const {
+  std::string why;
+  if (step_variant(kvcomp::selection_params(c), c.dtype, limits, &why)) return {};
+  return cat("the decode step over the kept set: ", why);
+}
 
 std::string CudaScoredSelection::stages_unsupported(const kvcomp::SelectionParams& s, const DeviceLimits&) const {
   const int64_t grid = kv::stages_grid(s), grid_limit = (int64_t{1} << 31) - 1;
@@ -25,6 +49,7 @@ void CudaScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffe
   CudaBackend& be = as_cuda(backend);
   stream_ = be.stream();
   const kvcomp::SelectionParams s = kvcomp::selection_params(c);
+  scoring_ = kvcomp::scores_needed(c);
   const int64_t rows = kvcomp::cache_rows(s);
   const auto allocate = [&](size_t bytes, const char* name) { return be.allocator().allocate(std::max<size_t>(4, bytes), name); };
   scores_ = allocate(kvcomp::score_rows(s) * size_t(s.candidates) * sizeof(float), "selection.scores");
@@ -45,14 +70,30 @@ void CudaScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffe
   args_.kept_len = io["kept_len"].ptr<int32_t>();
   args_.k = io["k"].ptr();
   args_.v = io["v"].ptr();
-  args_.k_kept = io["k_kept"].ptr();
-  args_.v_kept = io["v_kept"].ptr();
+  step_lse_.reset();
+  if (s.sparse_step) {  // no compacted copy: the step reads the kept keys in place
+    const std::optional<AttentionVariant> variant = step_variant(s, c.dtype, be.probe().limits);
+    ATTNBENCH_ASSERT(variant, "prepare() of a decode step supports() refused");
+    step_lse_ = allocate(size_t(s.batch) * s.q_heads * sizeof(float), "sparse_step.lse");
+    AttentionBuffers b;
+    b.q = io["q"].ptr();
+    b.k = io["k"].ptr();
+    b.v = io["v"].ptr();
+    b.kv_len = io["kept_len"].ptr<int32_t>();
+    b.o = io["O"].ptr();
+    b.lse = step_lse_->ptr<float>();
+    b.key_idx = io["kept_idx"].ptr<int32_t>();
+    step_.prepare(*variant, kvcomp::sparse_step_params(s), c.dtype, true, be, b, "sparse_step");
+  } else {
+    args_.k_kept = io["k_kept"].ptr();
+    args_.v_kept = io["v_kept"].ptr();
+  }
   across_ = kv::AcrossArgs{};
   floor_idx_.reset();
   boosted_.reset();
   across_idx_.reset();
   across_lens_.reset();
-  if (s.across_heads && kvcomp::scores_needed(s)) {
+  if (s.across_heads && scoring_) {
     if (s.floor > 0) {  // with no floor the choice ranks the scores as they are
       floor_idx_ = allocate(rows * size_t(s.floor) * sizeof(int32_t), "selection.floor_idx");
       boosted_ = allocate(rows * size_t(s.candidates) * sizeof(float), "selection.boosted");
@@ -64,7 +105,7 @@ void CudaScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffe
     across_.across_idx = across_idx_->ptr<int32_t>();
     across_.lens = across_lens_->ptr<int32_t>();
   }
-  if (kvcomp::scores_needed(s)) prepare_scores(c, be, io);
+  if (scoring_) prepare_scores(c, be, io);
 }
 
 void CudaScoredSelection::pool_into_scores(const float* raw, int radius, int32_t mode, cudaStream_t stream) {
@@ -77,11 +118,13 @@ void CudaScoredSelection::pool_into_scores(const float* raw, int radius, int32_t
 
 void CudaScoredSelection::run() {
   check_not_lost();
-  const bool scoring = kvcomp::scores_needed(args_.sel);
-  if (scoring) score(stream_);
-  if (scoring && args_.sel.across_heads) ATTNBENCH_CUDA_CHECK(kv::across_launch(args_, across_, stream_));
+  if (scoring_) score(stream_);
+  if (scoring_ && args_.sel.across_heads) ATTNBENCH_CUDA_CHECK(kv::across_launch(args_, across_, stream_));
   ATTNBENCH_CUDA_CHECK(kv::select_launch(args_, stream_));
-  ATTNBENCH_CUDA_CHECK(kv::gather_launch(args_, stream_));
+  if (args_.sel.sparse_step)
+    step_.enqueue(stream_);
+  else
+    ATTNBENCH_CUDA_CHECK(kv::gather_launch(args_, stream_));
 }
 
 }  // namespace attnbench::cuda

@@ -3,15 +3,19 @@
 // (dtypes, grids, shared memory), prepare_scores() (configure kernels, allocate workspaces) and
 // score(stream), which enqueues the kernels that fill scores(), through pool_into_scores() where
 // it pools. This base does the rest, on the same stream, in run():
-//   score()    when some candidate is kept by score
+//   score()    when some row ranks its candidates (kvcomp::scores_needed(c))
 //   across     AdaKV's row budgets from the scores (s.across_heads; kv_stages.h)
 //   select     forced tokens, top_k by the tie rule, lengths; per-row budgets from row_budget(),
 //              which prepare() fills with the case's planned budgets (kvcomp::planned_row_budgets)
 //   gather     the compacted cache, zeros beyond each row's length
+//   or, selection-only (s.sparse_step), the decode step over the kept set: the attention stage
+//   (attention_stage.h; mma where it takes the step, else general) with the kept lists
+//   (kvcomp::sparse_step_params), reading K and V in place
 #pragma once
 
 #include <string>
 
+#include "../attention/attention_stage.h"
 #include "../runtime/cuda_backend.h"
 #include "kv_stages.h"
 #include "reference/kvcomp/scored_selection_impl.h"
@@ -25,6 +29,7 @@ class CudaScoredSelection : public kvcomp::ScoredSelectionImpl {
 
  protected:
   std::string stages_unsupported(const kvcomp::SelectionParams& s, const DeviceLimits& limits) const final;
+  std::string step_unsupported(const Case& c, const DeviceLimits& limits) const final;
   virtual void prepare_scores(const Case& /*c*/, CudaBackend& /*be*/, const IoBuffers& /*io*/) {}
   virtual void score(cudaStream_t /*stream*/) {}
 
@@ -38,10 +43,14 @@ class CudaScoredSelection : public kvcomp::ScoredSelectionImpl {
 
  private:
   cudaStream_t stream_ = nullptr;
+  bool scoring_ = false;  // kvcomp::scores_needed(c): some row ranks its candidates
   kv::StageArgs args_{};
   kv::AcrossArgs across_{};
   BufferPtr scores_, row_budget_;
   BufferPtr floor_idx_, boosted_, across_idx_, across_lens_;  // the across stage's workspaces
+  // Selection-only: the decode step over the kept set and its (unread) log-sum-exp.
+  AttentionStage step_;
+  BufferPtr step_lse_;
 };
 
 }  // namespace attnbench::cuda

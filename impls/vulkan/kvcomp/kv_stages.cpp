@@ -46,7 +46,7 @@ StagesPlan plan_stages(const kvcomp::SelectionParams& s, const DeviceLimits& lim
     p.boosted_bytes = std::max<uint64_t>(16, rows * C * 4);
   }
   p.unsupported = over_binding({{"k/v", rows * s.kv_len * row_bytes, 2},
-                                {"k_kept/v_kept", rows * s.capacity * row_bytes, 2},
+                                {"k_kept/v_kept", s.sparse_step ? 0 : rows * s.capacity * row_bytes, 2},
                                 {"the scores", kvcomp::score_rows(s) * static_cast<uint64_t>(s.candidates) * 4, 4}},
                                d);
   return p;

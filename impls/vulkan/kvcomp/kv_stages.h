@@ -10,7 +10,8 @@
 //              sequence), and each row's count of them as its budget
 //   kv_select  per row (one workgroup): forced tokens, the top_k candidates by radix select with
 //              the tie rule, −1 beyond the row's length, the length
-//   kv_gather  k_kept, v_kept at kept_idx, bit for bit; zeros beyond each row's length
+//   kv_gather  k_kept, v_kept at kept_idx, bit for bit; zeros beyond each row's length (none for a
+//              selection-only method, whose decode step reads the kept keys in place)
 // The push-constant blocks are SelectionParams plus these plan fields; the field lists are read
 // by glslc too (ASCII, macros only; the C++ lives inside __cplusplus).
 #ifndef ATTNBENCH_VULKAN_KV_STAGES_H

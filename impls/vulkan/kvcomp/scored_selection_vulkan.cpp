@@ -3,12 +3,28 @@
 #include <algorithm>
 
 #include "attnbench/error.h"
+#include "reference/kvcomp/sparse_step.h"
 
 namespace attnbench::vulkan {
+
+namespace {
+
+// The decode step of a selection-only case: gather_decode's plan (per-head lists).
+attn::Plan step_plan(const kvcomp::SelectionParams& s, DType dtype, const DeviceLimits& limits) {
+  return attn::plan_variant(attn::Variant::portable, kvcomp::sparse_step_params(s), dtype, limits, "decode");
+}
+
+}  // namespace
+
+std::string VulkanScoredSelection::step_unsupported(const Case& c, const DeviceLimits& limits) const {
+  const std::string why = step_plan(kvcomp::selection_params(c), c.dtype, limits).unsupported;
+  return why.empty() ? why : cat("the decode step over the kept set: ", why);
+}
 
 void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffers& io) {
   be_ = &as_vulkan(backend);
   const kvcomp::SelectionParams s = kvcomp::selection_params(c);
+  scoring_ = kvcomp::scores_needed(c);
   stages_ = kv::plan_stages(s, be_->probe().limits);
   ATTNBENCH_ASSERT(stages_.unsupported.empty(), "prepare() of a case supports() refused: ", stages_.unsupported);
   Allocator& alloc = be_->allocator();
@@ -20,8 +36,15 @@ void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuf
   if (!planned.empty()) be_->upload(budgets, *row_budget_);
   select_ = be_->bind(be_->pipeline("kv_select", stages_.select_constants, 4),
                       {scores_.get(), row_budget_.get(), &io["kept_idx"], &io["kept_len"]});
-  gather_ = be_->bind(be_->pipeline("kv_gather", stages_.gather_constants, 6),
-                      {&io["kept_idx"], &io["kept_len"], &io["k"], &io["v"], &io["k_kept"], &io["v_kept"]});
+  if (s.sparse_step) {  // no compacted copy: the step reads the kept keys in place
+    step_lse_ = alloc.allocate(std::max<uint64_t>(16, static_cast<uint64_t>(s.batch) * s.q_heads * 4), "sparse_step.lse");
+    attn::Buffers b{&io["q"], &io["k"], &io["v"], &io["kept_len"], &io["O"], step_lse_.get()};
+    b.key_idx = &io["kept_idx"];
+    step_.prepare(*be_, step_plan(s, c.dtype, be_->probe().limits), c.dtype, b);
+  } else {
+    gather_ = be_->bind(be_->pipeline("kv_gather", stages_.gather_constants, 6),
+                        {&io["kept_idx"], &io["kept_len"], &io["k"], &io["v"], &io["k_kept"], &io["v_kept"]});
+  }
   if (stages_.across) {
     floor_idx_ = alloc.allocate(stages_.floor_idx_bytes, "selection.floor_idx");
     across_idx_ = alloc.allocate(stages_.across_idx_bytes, "selection.across_idx");
@@ -38,7 +61,7 @@ void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuf
     raise_ = across(1, *floor_idx_);
     count_ = across(2, *across_idx_);
   }
-  if (kvcomp::scores_needed(s)) prepare_scores(c, io);
+  if (scoring_) prepare_scores(c, io);
 }
 
 void VulkanScoredSelection::bind_pool(const kv::PoolStage& stage, const Buffer& raw) {
@@ -49,7 +72,7 @@ void VulkanScoredSelection::bind_pool(const kv::PoolStage& stage, const Buffer& 
 void VulkanScoredSelection::dispatch_pool() { be_->dispatch(*pool_, pool_plan_.push, pool_plan_.push.plan.groups); }
 
 void VulkanScoredSelection::run() {
-  if (kvcomp::scores_needed(selection())) score();
+  if (scoring_) score();
   if (stages_.across) {
     be_->dispatch(*copy_, stages_.select, stages_.copy_groups);
     if (stages_.floor_groups) {
@@ -60,7 +83,10 @@ void VulkanScoredSelection::run() {
     be_->dispatch(*count_, stages_.select, stages_.count_groups);
   }
   be_->dispatch(*select_, stages_.select, stages_.select_groups);
-  be_->dispatch(*gather_, stages_.gather, stages_.gather_groups);
+  if (selection().sparse_step)
+    step_.run();
+  else
+    be_->dispatch(*gather_, stages_.gather, stages_.gather_groups);
 }
 
 }  // namespace attnbench::vulkan

@@ -2,12 +2,16 @@
 // between scorer and stages is in docs/design.md). On Vulkan a scorer builds pipelines bound to
 // scores() in prepare_scores() (bind_pool() where it pools), records their dispatches in score()
 // (ending with dispatch_pool()), and names its shaders' limits in unsupported(); run() adds
-// kv_stages.h's kv_select and kv_gather to the same command buffer.
+// kv_stages.h's kv_select and kv_gather to the same command buffer — or, for a selection-only
+// method (s.sparse_step), kv_select and the decode step over the kept set: the attention stage
+// (attention_stage.h, portable) with the kept lists (kvcomp::sparse_step_params), reading K and V
+// in place.
 #pragma once
 
 #include <memory>
 #include <string>
 
+#include "../attention/attention_stage.h"
 #include "../runtime/vulkan_backend.h"
 #include "kv_stages.h"
 #include "reference/kvcomp/scored_selection_impl.h"
@@ -23,6 +27,7 @@ class VulkanScoredSelection : public kvcomp::ScoredSelectionImpl {
   std::string stages_unsupported(const kvcomp::SelectionParams& s, const DeviceLimits& limits) const final {
     return kv::plan_stages(s, limits).unsupported;
   }
+  std::string step_unsupported(const Case& c, const DeviceLimits& limits) const final;
   virtual void prepare_scores(const Case& /*c*/, const IoBuffers& /*io*/) {}
   virtual void score() {}
 
@@ -37,6 +42,7 @@ class VulkanScoredSelection : public kvcomp::ScoredSelectionImpl {
 
  private:
   VulkanBackend* be_ = nullptr;
+  bool scoring_ = false;  // kvcomp::scores_needed(c): some row ranks its candidates
   kv::StagesPlan stages_;
   kv::PoolStage pool_plan_;
   BufferPtr scores_, row_budget_;
@@ -44,6 +50,9 @@ class VulkanScoredSelection : public kvcomp::ScoredSelectionImpl {
   // kv_across: workspaces and its passes (kv_stages.h).
   BufferPtr floor_idx_, across_idx_, boosted_, scratch_len_;
   std::unique_ptr<BoundPipeline> floor_select_, across_select_, copy_, raise_, count_;
+  // Selection-only: the decode step over the kept set and its (unread) log-sum-exp.
+  attn::Stage step_;
+  BufferPtr step_lse_;
 };
 
 }  // namespace attnbench::vulkan

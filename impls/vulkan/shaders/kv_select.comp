@@ -3,7 +3,8 @@
 // one cache row (batch, KV head) per workgroup: the sinks, the top_k candidates by the tie rule
 // (larger score first, then smaller index), the recent tokens, indices ascending; kept_len; −1
 // beyond it up to the capacity. A row keeps sel.kept tokens, or row_budget[row] with per-row
-// budgets; with every token forced (sinks = kv_len) nothing is selected.
+// budgets; with every token forced (sinks = kv_len) nothing is selected, and a row that keeps
+// every candidate takes them in order without reading a score.
 //
 // Selection is a radix select on the scores' order-preserving bit patterns: four passes of 8
 // bits, each a shared-memory histogram of the candidates that still match the digits chosen so
@@ -78,8 +79,13 @@ void main() {
   const uint out_row = bg * uint(pc.sel.capacity), P = uint(pc.sel.candidates), k = kept - S - R;
   const uint in_row = (pc.sel.shared_scores != 0 ? bg / uint(pc.sel.kv_heads) : bg) * P;
 
+  // A row that keeps every candidate takes them in order: no ranking, no score read (they may
+  // never have been written: kvcomp::scores_needed). k is the workgroup's, so the branches are uniform.
+  const bool all = k == P;
+  for (uint j = vl; all && j < P; j += NT) kept_idx[out_row + S + j] = int(S + j);
+  const bool ranked = k > 0u && !all;
   uint threshold = 0u, mask = 0u, need = k;  // need: tokens still to take at and below the threshold's digits
-  if (k > 0u) {
+  if (ranked) {
     for (int shift = 24; shift >= 0; shift -= 8) {
       for (uint d = vl; d < 256u; d += NT) hist[d] = 0u;
       barrier();
@@ -119,7 +125,7 @@ void main() {
 
   // Kept prefix tokens in index order: above the threshold, or equal to it among the first `need`.
   uint written = 0u, equal_seen = 0u;
-  for (uint c0 = 0u; k > 0u && c0 < P; c0 += NT * E) {
+  for (uint c0 = 0u; ranked && c0 < P; c0 += NT * E) {
     uint keys[E];
     uint n_equal = 0u;
     for (uint e = 0u; e < E; ++e) {

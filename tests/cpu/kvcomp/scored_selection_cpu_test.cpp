@@ -1,7 +1,8 @@
 // The KV-selection family on the CPU backend (impls/cpu/kvcomp/scored_selection_cpu.h): every
 // registered kvcomp method passes its cases on both ISAs (the x86-64-v3 baseline forced with
 // cpu.isa=avx2) with outputs independent of the thread count; and the shared select stage keeps
-// the tie rule's set with per-row budgets and with one ranking shared by a sequence's KV heads.
+// the tie rule's set with per-row budgets and with one ranking shared by a sequence's KV heads,
+// and takes a row's every candidate without reading its scores.
 #include <catch2/catch.hpp>
 
 #include "attnbench/registry.h"
@@ -33,14 +34,17 @@ TEST_CASE("KV-selection outputs on the CPU do not depend on the thread count", "
     }
 }
 
-TEST_CASE("the CPU select stage: per-row budgets, shared rankings, forced tokens", "[cpu]") {
-  const test::SelectStageCase t = test::select_stage_case();  // method_cases.h: by hand
-  const kvcomp::SelectionParams& s = t.s;
-  std::vector<int32_t> idx(6 * 12), len(6), order(30);
-  for (int64_t row = 0; row < 6; ++row) cpu::kv::select_row(s, t.scores.data(), t.budgets.data(), row, order.data(), idx.data(), len.data());
-  for (int row = 0; row < 6; ++row) {
-    CAPTURE(row);
-    CHECK(std::vector<int32_t>(idx.begin() + row * 12, idx.begin() + row * 12 + len[row]) == t.kept[row]);
-    for (int r = len[row]; r < 12; ++r) CHECK(idx[row * 12 + r] == -1);
+TEST_CASE("the CPU select stage: per-row budgets, shared rankings, forced tokens, rows keeping none or all", "[cpu]") {
+  // method_cases.h: by hand; and rows keeping none or every candidate, whose NaN scores are not read
+  for (const test::SelectStageCase& t : {test::select_stage_case(), test::select_all_case()}) {
+    const kvcomp::SelectionParams& s = t.s;
+    const int rows = static_cast<int>(kvcomp::cache_rows(s)), cap = s.capacity;
+    std::vector<int32_t> idx(rows * cap), len(rows), order(2 * s.candidates);
+    for (int64_t row = 0; row < rows; ++row) cpu::kv::select_row(s, t.scores.data(), t.budgets.data(), row, order.data(), idx.data(), len.data());
+    for (int row = 0; row < rows; ++row) {
+      CAPTURE(rows, row);
+      CHECK(std::vector<int32_t>(idx.begin() + row * cap, idx.begin() + row * cap + len[row]) == t.kept[row]);
+      for (int r = len[row]; r < cap; ++r) CHECK(idx[row * cap + r] == -1);
+    }
   }
 }

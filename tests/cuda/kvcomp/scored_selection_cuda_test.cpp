@@ -2,7 +2,8 @@
 // kvcomp method passes its cases, with the same bits run to run; the select kernel alone keeps
 // exactly the spec's select_top_k on adversarial scores (duplicates, ±0, negatives, subnormals),
 // with and without its shared-memory key cache, with sinks, recent tokens, per-row budgets and a
-// ranking shared by a sequence's KV heads; and the across stage alone gives AdaKV's row budgets
+// ranking shared by a sequence's KV heads, a row's every candidate taken without reading its
+// scores; and the across stage alone gives AdaKV's row budgets
 // (floors of none, one, half and all of the share; shares of one, some and every candidate).
 //
 // The stage entries (impls/cuda/kvcomp/kv_stages.cu) are reached with dlsym, so this file builds
@@ -115,18 +116,21 @@ TEST_CASE("the CUDA select kernel keeps exactly the spec's top-k", "[cuda]") {
   }
 }
 
-TEST_CASE("the CUDA select kernel: per-row budgets, shared rankings, forced tokens", "[cuda]") {
+TEST_CASE("the CUDA select kernel: per-row budgets, shared rankings, forced tokens, rows keeping none or all", "[cuda]") {
   test::require_backend("cuda");
   const auto select = reinterpret_cast<SelectFn>(dlsym(RTLD_DEFAULT, "attnbench_cuda_kv_select"));
   REQUIRE(select != nullptr);
-  const test::SelectStageCase t = test::select_stage_case();  // method_cases.h: by hand
-  std::vector<int32_t> idx(6 * 12), len(6);
-  char err[256] = {};
-  REQUIRE(select(&t.s, t.scores.data(), t.budgets.data(), idx.data(), len.data(), err, sizeof err) == 0);
-  for (int row = 0; row < 6; ++row) {
-    CAPTURE(row);
-    CHECK(std::vector<int32_t>(idx.begin() + row * 12, idx.begin() + row * 12 + len[row]) == t.kept[row]);
-    for (int r = len[row]; r < 12; ++r) CHECK(idx[row * 12 + r] == -1);
+  // method_cases.h: by hand; and rows keeping none or every candidate, whose NaN scores are not read
+  for (const test::SelectStageCase& t : {test::select_stage_case(), test::select_all_case()}) {
+    const int rows = static_cast<int>(kvcomp::cache_rows(t.s)), cap = t.s.capacity;
+    std::vector<int32_t> idx(rows * cap), len(rows);
+    char err[256] = {};
+    REQUIRE(select(&t.s, t.scores.data(), t.budgets.data(), idx.data(), len.data(), err, sizeof err) == 0);
+    for (int row = 0; row < rows; ++row) {
+      CAPTURE(rows, row);
+      CHECK(std::vector<int32_t>(idx.begin() + row * cap, idx.begin() + row * cap + len[row]) == t.kept[row]);
+      for (int r = len[row]; r < cap; ++r) CHECK(idx[row * cap + r] == -1);
+    }
   }
 }
 

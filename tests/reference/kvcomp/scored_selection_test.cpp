@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "attnbench/cases.h"
+#include "attnbench/error.h"
 #include "attnbench/registry.h"
 #include "attnbench/rng.h"
 #include "reference/kvcomp/scored_selection.h"
@@ -200,11 +201,12 @@ TEST_CASE("scored selection: AdaKV's floor per row, the rest across the sequence
 namespace {
 
 // Parameters that make a method keep `budget` tokens per KV head on average where its own rules
-// would shift the mean (pyramidkv: the middle layer of 31; headkv: no shared pool), or that its
-// forced tokens need.
-std::string even_budget(const std::string& method) {
+// would shift the mean (pyramidkv: the middle layer of 31; headkv: no shared pool; duoattention:
+// every head streaming, its sinks and recent window the budget), or that its forced tokens need.
+std::string even_budget(const std::string& method, int64_t budget) {
   if (method == "pyramidkv") return ",layer=15,n_layers=31";
   if (method == "headkv") return ",beta=1000000";
+  if (method == "duoattention") return cat(",sink=", budget / 4, ",recent=", budget - budget / 4);
   if (method == "sagekv") return ",n_recent=16";
   return "";
 }
@@ -219,9 +221,18 @@ TEST_CASE("every KV method declares gqa decode over its compacted cache and over
     if (!test::selection_method(*m)) continue;
     INFO(m->info().name);
     const Case c = test::case_from_id(prefill_of(*m) + "/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=4096,budget=512" +
-                                      even_budget(m->info().name) + "/bf16/s1");
+                                      even_budget(m->info().name, 512) + "/bf16/s1");
     const auto comp = c.method->companions(c);
     REQUIRE(comp.size() == 2);
+    if (dynamic_cast<const ScoredSelection&>(*m).selection_only()) {  // the step alone, and full decode
+      CHECK(comp[0].role == "decode_sparse");
+      CHECK(comp[0].method == "gather_decode");
+      CHECK(std::get<int64_t>(comp[0].params.at("budget")) == 512);
+      CHECK(comp[1].role == "decode_full");
+      CHECK(comp[1].method == "gqa");
+      for (const auto& r : comp) CHECK_NOTHROW(make_valid_case({r.method, r.phase, r.params, std::string(dtype_name(r.dtype)), c.seed}));
+      continue;
+    }
     CHECK(comp[0].role == "decode_compressed");
     // Ragged rows: per-head lengths drawn up to twice the mean (compacted_cache.h).
     const bool ragged = dynamic_cast<const ScoredSelection&>(*m).policy() != BudgetPolicy::uniform;
@@ -240,9 +251,14 @@ TEST_CASE("every KV method's K and V must be gathered at the impl's own indices,
   for (const Method* m : registry().methods()) {
     if (!test::selection_method(*m)) continue;
     const Case c = test::case_from_id(prefill_of(*m) + "/q_heads=4,kv_heads=2,head_dim=32,kv_len=200,budget=40,n_future=2" +
-                                      even_budget(m->info().name) + "/bf16/s1");
+                                      even_budget(m->info().name, 40) + "/bf16/s1");
     const TensorMap in = c.method->inputs(c);
     const Reference ref = c.method->reference(c, in);
+    if (dynamic_cast<const ScoredSelection&>(*m).selection_only()) {  // no copy: the step's O instead
+      CHECK_FALSE(ref.tensors.count("k_kept"));
+      CHECK(ref.tensors.count("O"));
+      continue;
+    }
     for (const char* name : {"k_kept", "v_kept"}) {
       INFO(m->info().name << " " << name);
       TensorMap got = test::reference_as_outputs(c, ref);
@@ -259,13 +275,13 @@ TEST_CASE("every scored KV method's SET check fails one kept index swapped for t
   // candidate with the highest index becomes the lowest-scored candidate it evicted, K and V
   // regathered there, so only the choice is wrong.
   for (const auto& [method, ids] : test::kvcomp_cases()) {
-    if (method == "streaming_llm") continue;  // positional: EXACT, its own negative test
+    if (method == "streaming_llm" || method == "duoattention") continue;  // positional: EXACT, their own negative tests
     bool tested = false;
     for (const std::string& id : ids) {
       const Case c = test::case_from_id(id);
       if (c.phase == "decode") continue;  // the step's own negative test: eviction_step_test.cpp
       const SelectionParams s = selection_params(c);
-      if (!scores_needed(s) || tested) continue;
+      if (!scores_needed(c) || tested) continue;
       INFO(id);
       const TensorMap in = c.method->inputs(c);
       const Reference ref = c.method->reference(c, in);
@@ -287,7 +303,7 @@ TEST_CASE("every scored KV method's SET check fails one kept index swapped for t
         for (size_t i = 0; i < kept.size(); ++i) {
           const int64_t at = row * cap + static_cast<int64_t>(i);
           got.at("kept_idx").set(at, static_cast<double>(kept[i]));
-          for (int64_t x = 0; x < d; ++x) {
+          for (int64_t x = 0; x < d && got.count("k_kept"); ++x) {  // (a selection-only method has no copy)
             got.at("k_kept").set(at * d + x, in.at("k").get((row * T + kept[i]) * d + x));
             got.at("v_kept").set(at * d + x, in.at("v").get((row * T + kept[i]) * d + x));
           }

@@ -2,7 +2,8 @@
 // registered kvcomp method passes its cases on lavapipe with the device's own splits and with
 // every scoring pass forced into three, the same bits on a rerun, and the CPU backend's bits where
 // the selection is exact; the shared stages' limits are refusals naming the reason; and kv_select
-// keeps the tie rule's set with per-row budgets and one ranking shared by a sequence's KV heads.
+// keeps the tie rule's set with per-row budgets and one ranking shared by a sequence's KV heads,
+// and takes a row's every candidate without reading its scores.
 #include <catch2/catch.hpp>
 
 #include "attnbench/registry.h"
@@ -32,7 +33,40 @@ const std::map<std::string, std::vector<std::string>> kMoreCases = {
      {"streaming_llm/batch=1,q_heads=3,kv_heads=3,head_dim=33,kv_len=200,budget=50,n_sink=3/f16/s6",
       "streaming_llm/batch=2,q_heads=2,kv_heads=1,head_dim=9,kv_len=500,budget=499/f32/s7"}},
     {"knorm", {"knorm/batch=1,q_heads=2,kv_heads=2,head_dim=130,kv_len=700,budget=100/f16/s6"}},
+    // tokenselect: a head_dim off the vector width (33, 2-byte words) whose candidates start past
+    // key 0, so the statistics' splits (three, forced) begin at the first candidate.
+    {"tokenselect", {"tokenselect/batch=1,q_heads=6,kv_heads=2,head_dim=33,kv_len=400,budget=150,n_init=5,pool_kernel=9/bf16/s7"}},
 };
+
+// kv_select alone on host scores [score rows, candidates] and per-row budgets: kept_idx
+// [rows, capacity] and kept_len [rows].
+struct Selected {
+  std::vector<int32_t> idx, len;
+};
+Selected run_kv_select(vulkan::VulkanBackend& be, const kvcomp::SelectionParams& s, const std::vector<float>& scores,
+                       const std::vector<int32_t>& budgets) {
+  const int64_t rows = kvcomp::cache_rows(s);
+  HostTensor sc("scores", DType::f32, {kvcomp::score_rows(s), s.candidates}), bud("row_budget", DType::i32, {rows});
+  std::memcpy(sc.raw(), scores.data(), scores.size() * 4);
+  std::memcpy(bud.raw(), budgets.data(), budgets.size() * 4);
+  BufferPtr d_scores = be.allocator().allocate(sc.bytes(), "scores"), d_budget = be.allocator().allocate(bud.bytes(), "budget");
+  BufferPtr d_idx = be.allocator().allocate(rows * s.capacity * 4, "kept_idx", BufferRole::output);
+  BufferPtr d_len = be.allocator().allocate(rows * 4, "kept_len", BufferRole::output);
+  be.upload(sc, *d_scores);
+  be.upload(bud, *d_budget);
+  const vulkan::kv::StagesPlan plan = vulkan::kv::plan_stages(s, be.probe().limits);
+  REQUIRE(plan.unsupported.empty());
+  auto k = be.bind(be.pipeline("kv_select", plan.select_constants, 4), {d_scores.get(), d_budget.get(), d_idx.get(), d_len.get()});
+  be.dispatch(*k, plan.select, plan.select_groups);
+  be.synchronize();
+  HostTensor idx("kept_idx", DType::i32, {rows, s.capacity}), len("kept_len", DType::i32, {rows});
+  be.download(*d_idx, idx);
+  be.download(*d_len, len);
+  Selected out{std::vector<int32_t>(idx.numel()), std::vector<int32_t>(rows)};
+  std::memcpy(out.idx.data(), idx.raw(), idx.bytes());
+  std::memcpy(out.len.data(), len.raw(), len.bytes());
+  return out;
+}
 
 }  // namespace
 
@@ -96,33 +130,29 @@ TEST_CASE("kv_select on Vulkan: per-row budgets, shared rankings, forced tokens,
     for (size_t i = 0; i < scores.size(); ++i) scores[i] = static_cast<float>((i * 7919) % 13) * 0.5f;
     const std::vector<int32_t> budgets =
         candidates == 15 ? std::vector<int32_t>{5, 8, 13, 6, 7, 12} : std::vector<int32_t>{5, 100, 701, 699, 350, 6};
-    HostTensor sc("scores", DType::f32, {score_rows, candidates}), bud("row_budget", DType::i32, {rows});
-    std::memcpy(sc.raw(), scores.data(), scores.size() * 4);
-    std::memcpy(bud.raw(), budgets.data(), budgets.size() * 4);
-    BufferPtr d_scores = be.allocator().allocate(sc.bytes(), "scores"), d_budget = be.allocator().allocate(bud.bytes(), "budget");
-    BufferPtr d_idx = be.allocator().allocate(rows * s.capacity * 4, "kept_idx", BufferRole::output);
-    BufferPtr d_len = be.allocator().allocate(rows * 4, "kept_len", BufferRole::output);
-    be.upload(sc, *d_scores);
-    be.upload(bud, *d_budget);
-    const vulkan::kv::StagesPlan plan = vulkan::kv::plan_stages(s, be.probe().limits);
-    REQUIRE(plan.unsupported.empty());
-    auto k = be.bind(be.pipeline("kv_select", plan.select_constants, 4), {d_scores.get(), d_budget.get(), d_idx.get(), d_len.get()});
-    be.dispatch(*k, plan.select, plan.select_groups);
-    be.synchronize();
-    HostTensor idx("kept_idx", DType::i32, {rows, s.capacity}), len("kept_len", DType::i32, {rows});
-    be.download(*d_idx, idx);
-    be.download(*d_len, len);
+    const Selected got = run_kv_select(be, s, scores, budgets);
     std::vector<int32_t> order(candidates), top(candidates);
     for (int64_t row = 0; row < rows; ++row) {
       CAPTURE(row);
       const int32_t n = std::clamp(budgets[row], 5, std::min(s.kv_len, s.capacity)), k_row = n - 5;
-      REQUIRE(len.get(row) == n);
+      REQUIRE(got.len[row] == n);
       kvcomp::select_top_k(scores.data() + kvcomp::score_row_of(s, row) * candidates, candidates, k_row, order.data(), top.data());
       for (int32_t r = 0; r < s.capacity; ++r) {
         const int32_t want = r < 2 ? r : r < 2 + k_row ? 2 + top[r - 2] : r < n ? s.kv_len - (n - r) : -1;
-        if (idx.get(row * s.capacity + r) != want) FAIL("position " << r << ": " << idx.get(row * s.capacity + r) << " != " << want);
+        if (got.idx[row * s.capacity + r] != want) FAIL("position " << r << ": " << got.idx[row * s.capacity + r] << " != " << want);
       }
     }
+  }
+}
+
+TEST_CASE("kv_select on Vulkan: rows keeping none or every candidate read no score", "[vulkan]") {
+  auto& be = vulkan::as_vulkan(test::require_backend("vulkan"));
+  const test::SelectStageCase t = test::select_all_case();  // method_cases.h: NaN scores
+  const Selected got = run_kv_select(be, t.s, t.scores, t.budgets);
+  for (int row = 0; row < 3; ++row) {
+    CAPTURE(row);
+    CHECK(std::vector<int32_t>(got.idx.begin() + row * 20, got.idx.begin() + row * 20 + got.len[row]) == t.kept[row]);
+    for (int r = got.len[row]; r < 20; ++r) CHECK(got.idx[row * 20 + r] == -1);
   }
 }
 
