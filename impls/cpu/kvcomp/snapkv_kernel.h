@@ -5,6 +5,7 @@
 //                        converted and transposed once per block, and multiplied against 4 window
 //                        queries at a time (register-blocked); the block's logits are kept (64 ×
 //                        kv_len floats of scratch at most) so softmax needs one pass of QK.
+//   group_scores(b, g)   the same for one-query windows, the group's heads as the block's rows.
 // Pooling and the group mean are the family's stage (kv_stages.h).
 #pragma once
 
@@ -33,15 +34,23 @@ inline constexpr int64_t kWidestBlock = 32;  // keys per block at the widest ISA
 // of 64 (H2O's window is the prompt).
 inline int64_t window_block_rows(const Problem& p) { return p.m.obs_window < 64 ? p.m.obs_window : 64; }
 
-// Floats of per-thread scratch of window_scores.
+// Whether the scorer runs a KV head's group at once (group_scores): one-query windows.
+inline bool by_group(const Problem& p) { return p.m.obs_window == 1; }
+
+// Floats of per-thread scratch of window_scores (group_scores: the group's rows).
 inline size_t scratch_floats(const Problem& p) {
-  const int64_t rows = window_block_rows(p), padded_len = (p.s.kv_len + kWidestBlock - 1) / kWidestBlock * kWidestBlock;
+  const int64_t rows = by_group(p) ? p.s.group : window_block_rows(p);
+  const int64_t padded_len = (p.s.kv_len + kWidestBlock - 1) / kWidestBlock * kWidestBlock;
   return static_cast<size_t>(rows * p.dp + 2 * kWidestBlock * p.dp + rows * padded_len);
 }
 
 struct Kernels {
   int vector_width;
   void (*window_scores)(const Problem& p, int64_t b, int64_t h, float* scratch);
+  // One-query windows: window_scores of every head of KV head g's group at once, K read once.
+  void (*group_scores)(const Problem& p, int64_t b, int64_t g, float* scratch);
+  // The group's logits over the candidates alone, scaled by m.scale, no softmax: out [group][candidates].
+  void (*group_logits)(const Problem& p, int64_t b, int64_t g, float* scratch, float* out);
   // The second half of window_scores, which the AMX path below hands its logits to: rows r0 ..
   // r0 + rows − 1 of the window from their logits (rows of ld floats, overwritten, each scaled by
   // logit_scale first) added into a (which the caller zeroed), then window_finish's divisors.

@@ -35,7 +35,8 @@ class CpuSnapkvScorer : public CpuScoredSelection {
     a_ = cpu.allocator().allocate(int64_t{p_.s.batch} * p_.s.q_heads * p_.s.candidates * sizeof(float) + 4, "snapkv.window_scores");
     scratch_floats_ = snapkv::scratch_floats(p_);
     // AMX keeps the logits of the whole window: windows up to 64 queries (not H2O's prompt).
-    amx_ = cpu.amx() && c.dtype == DType::bf16 && p_.m.obs_window <= 64;
+    // One-query windows go by group instead: a tile of 16 query rows would hold one.
+    amx_ = cpu.amx() && c.dtype == DType::bf16 && p_.m.obs_window <= 64 && !snapkv::by_group(p_);
     if (amx_) {
       avx512_ = &kernels_for<snapkv::Kernels>(Isa::avx512);
       packed_ = snapkv::amx::packed_shape(p_);
@@ -44,7 +45,7 @@ class CpuSnapkvScorer : public CpuScoredSelection {
       scratch_floats_ = std::max(scratch_floats_, snapkv::amx::scratch_floats(p_, packed_));
     }
     scratch_ = cpu.allocator().allocate(scratch_floats_ * pool().size() * sizeof(float), "snapkv.scratch");
-    p_.q = io["q_obs"].ptr();
+    p_.q = io[p_.s.sparse_step ? "q" : "q_obs"].ptr();  // a selection-only step's query is a window of one
     p_.k = io["k"].ptr();
     p_.a = a_->ptr<float>();
     reserve_pooling(p_.m.pool_radius);
@@ -63,6 +64,14 @@ class CpuSnapkvScorer : public CpuScoredSelection {
           snapkv::amx::pack(p_, packed_, t / tasks, t0, std::min(tiles, t0 + per_task));
         }
       });
+    }
+    if (snapkv::by_group(p_)) {  // K read once per KV head for its whole group
+      pool().parallel_for_slots(int64_t{p_.s.batch} * p_.s.kv_heads, [&](int64_t begin, int64_t end, unsigned slot) {
+        for (int64_t bg = begin; bg < end; ++bg)
+          kernels_->group_scores(p_, bg / p_.s.kv_heads, bg % p_.s.kv_heads, scratch + slot * scratch_floats_);
+      });
+      pool_into_scores(p_.a, p_.m.pool_mode);
+      return;
     }
     pool().parallel_for_slots(int64_t{p_.s.batch} * p_.s.q_heads, [&](int64_t begin, int64_t end, unsigned slot) {
       for (int64_t bh = begin; bh < end; ++bh) {

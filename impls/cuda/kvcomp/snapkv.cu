@@ -12,8 +12,9 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(const Params p
   if (row >= rows) return;
   float m = neg_inf(), l = 0.0f;
   for (int s = 0; s < p.splits; ++s) merge_stats(m, l, p.part_m[s * rows + row], p.part_l[s * rows + row]);
-  // Every window query sees key 0 (kv_len ≥ w whenever a candidate is scored), so l ≥ 1 (its max
-  // contributes exp(0)).
+  // Every window query sees the first key of its softmax (key 0, as kv_len ≥ w whenever a
+  // candidate is scored; with candidate_softmax the first candidate, before tokenselect's one
+  // query), so l ≥ 1 (its max contributes exp(0)).
   p.row_m[row] = m;
   p.row_inv_l[row] = 1.0f / l;
 }

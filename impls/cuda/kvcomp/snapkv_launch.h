@@ -8,6 +8,7 @@
 // Workspaces, all f32:
 //   part_m, part_l [splits][B·Hq·w]  per key split: each row's max logit and Σ exp(logit − max)
 //   row_m, row_inv_l [B·Hq·w]       each row's softmax max and 1 / sum over all its visible keys
+//                                    (with candidate_softmax: its visible candidates)
 //   a      [B·Hq][C]                 the window's mean softmax of every candidate (step 1; column
 //                                    j is token sinks + j), which the family's pooling stage turns
 //                                    into the scores (kv_stages.h)
@@ -27,7 +28,7 @@ using attn::Elem;
 struct Params {
   kvcomp::SelectionParams sel;  // the family's: the candidates C are tokens [sinks, sinks + C)
   kvcomp::SnapkvParams m;
-  const void* q_obs;  // [B, Hq, w, d]   Elem
+  const void* q_obs;  // [B, Hq, w, d]   Elem (a selection-only step's q: w = 1)
   const void* k;      // [B, Hkv, T, d]  Elem
   float *part_m, *part_l, *row_m, *row_inv_l, *a;  // workspaces
   int splits;         // key splits of the statistics pass
@@ -36,8 +37,9 @@ struct Params {
 // The tiled logits kernels (snapkv_logits.cuh): fp32 dot products on CUDA cores, 256 threads, a
 // tile of kRowsPerBlock packed rows × kKeysPerTile keys, head_dim streamed kDimsPerStage at a time.
 //   stats:  grid B·Hkv × splits; each CTA covers all GW rows of its group against its split of the
-//           key tiles, with an online max and sum per row (causal: window query i sees keys
-//           j < T − w + i + 1, kvcomp::snapkv_visible_end), and writes part_m / part_l.
+//           key tiles (of stats_keys() keys from stats_first()), with an online max and sum per row
+//           (causal: window query i sees keys j < T − w + i + 1, kvcomp::snapkv_visible_end), and
+//           writes part_m / part_l.
 //   scores: grid B·Hkv × ⌈C / kKeysPerTile⌉; each CTA takes one tile of candidates against all
 //           GW rows: a = (1/w)·Σ_i exp(logit − m_i) / l_i over the queries that see the key.
 inline constexpr int kLogitsThreads = 256;
@@ -50,6 +52,15 @@ inline constexpr int kMaxSplits = 256;
 inline constexpr size_t kPipeBytes = 2 * kDimsPerStage * (kRowsPerBlock + kKeysPerTile) * sizeof(float);
 inline constexpr size_t kStatsSmem = kPipeBytes + 2 * kRowsPerBlock * sizeof(float);
 inline constexpr size_t kScoresSmem = kPipeBytes + kRowsPerBlock * kKeysPerTile * sizeof(float);
+
+// The keys of each window query's softmax, [stats_first, stats_first + stats_keys): every key, or
+// with candidate_softmax the candidates alone.
+ATTNBENCH_HD inline int stats_first(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m) {
+  return m.candidate_softmax ? s.sinks : 0;
+}
+ATTNBENCH_HD inline int stats_keys(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m) {
+  return m.candidate_softmax ? s.candidates : s.kv_len;
+}
 
 template <Elem E>
 cudaError_t logits_configure(int* stats_ctas_per_sm, int* scores_ctas_per_sm);

@@ -6,7 +6,9 @@
 // One tile engine, two kernels (snapkv_launch.h):
 //   stats   per (b, g, key split): row blocks outer, key tiles inner; each thread keeps an online
 //           max and sum of its own columns for its 4 rows, merged over the 8 lanes and the 2 warps
-//           of a row at the end of the split -> part_m, part_l [split][row].
+//           of a row at the end of the split -> part_m, part_l [split][row]. The keys are those of
+//           the softmax (stats_first, stats_keys): every key, or with candidate_softmax the
+//           candidates alone.
 //   scores  per (b, g, tile of candidates): row blocks inner; P = exp(logit − m_r)·(1/l_r) goes
 //           through a shared [64][128] tile, and thread j sums column j over each head's w rows in
 //           row order -> a[b, h, j − sinks] = sum·(1/w), or / the queries that see j (visible_mean).
@@ -221,23 +223,25 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) stats_kernel(const Params p
   const int bg = static_cast<int>(blockIdx.x / static_cast<unsigned>(p.splits));
   const int w = p.m.obs_window, GW = p.sel.group * w;
   const int64_t rows_all = static_cast<int64_t>(p.sel.batch) * p.sel.q_heads * w;
-  const Operands<T> op = operands<T>(p, bg, 0, p.sel.kv_len);
+  // Keys are relative to the softmax's first key here: key j of the tiles is token first + j.
+  const int first = stats_first(p.sel, p.m), keys = stats_keys(p.sel, p.m);
+  const Operands<T> op = operands<T>(p, bg, first, keys);
   const ThreadTile tt(threadIdx.x);
 
   // This split's key tiles [t0, t1): an even share, the first `extra` splits one more.
-  const int tiles = (p.sel.kv_len + BN - 1) / BN;
+  const int tiles = (keys + BN - 1) / BN;
   const int per = tiles / p.splits, extra = tiles % p.splits;
   const int t0 = split * per + min(split, extra), t1 = t0 + per + (split < extra ? 1 : 0);
 
   for (int r0 = 0; r0 < GW; r0 += BM) {
     float run_m[4], run_l[4];
-    int visible[4];  // keys [0, visible) of the row (snapkv_visible_end); 0 past GW
+    int visible[4];  // relative keys [0, visible) of the row: within the range and snapkv_visible_end; 0 past GW
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       run_m[m] = kNegInf;
       run_l[m] = 0.0f;
       const int r = r0 + tt.row0 + m;
-      visible[m] = r < GW ? visible_end(p, r % w) : 0;
+      visible[m] = r < GW ? min(keys, visible_end(p, r % w) - first) : 0;
     }
     for (int tile = t0; tile < t1; ++tile) {
       const int j0 = tile * BN;

@@ -1,8 +1,9 @@
 // The SnapKV scorer on CUDA (semantics: reference/kvcomp/snapkv_scorer.h), the impl of every method
-// that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o; each method's
-// <method>_cuda.cpp registers it, variant "radix"): each window query's softmax statistics over
-// all its visible keys (stats, combine), the window's mean softmax of each candidate per query
-// head (scores; snapkv_launch.h), then the family's pooling, selection and gather
+// that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o, tokenselect; each
+// method's <method>_cuda.cpp registers it, variant "radix"): each window query's softmax
+// statistics over all its visible keys, or with candidate_softmax over the visible candidates
+// (stats, combine), the window's mean softmax of each candidate per query head (scores;
+// snapkv_launch.h), then the family's pooling, selection and gather or decode step
 // (scored_selection_cuda.h), which also carry the methods' budgets: per layer, per head, across heads.
 #pragma once
 
@@ -29,7 +30,8 @@ class CudaSnapkvScorer : public CudaScoredSelection {
                  limits.shared_mem_bytes);
     // The workspaces: the statistics' partials per split of the obs_window queries of every head,
     // and the window scores of every head's candidates.
-    const int64_t splits = stats_splits(s, int64_t{4} * std::max<uint32_t>(1, limits.compute_units));
+    const int64_t splits =
+        stats_splits(s, kvcomp::snapkv_params(c), int64_t{4} * std::max<uint32_t>(1, limits.compute_units));
     const uint64_t partials = uint64_t(splits) * s.batch * s.q_heads * kvcomp::snapkv_params(c).obs_window * sizeof(float);
     const uint64_t window_scores = uint64_t(s.batch) * s.q_heads * s.candidates * sizeof(float);
     if (limits.max_buffer_bytes && std::max(partials, window_scores) > limits.max_buffer_bytes)
@@ -40,11 +42,13 @@ class CudaSnapkvScorer : public CudaScoredSelection {
 
   void prepare_scores(const Case& c, CudaBackend& be, const IoBuffers& io) override {
     elem_ = *elem_of(c.dtype);
-    p_ = snapkv::Params{selection(), kvcomp::snapkv_params(c), io["q_obs"].ptr(), io["k"].ptr()};
+    // A selection-only step's window is its decode query q, a window of one (sparse_step.h).
+    const char* queries = selection().sparse_step ? "q" : "q_obs";
+    p_ = snapkv::Params{selection(), kvcomp::snapkv_params(c), io[queries].ptr(), io["k"].ptr()};
     int stats_per_sm = 0, scores_per_sm = 0;
     ATTNBENCH_CUDA_CHECK(by_elem(elem_, [&](auto e) { return snapkv::logits_configure<decltype(e)::value>(&stats_per_sm, &scores_per_sm); }));
     if (stats_per_sm < 1 || scores_per_sm < 1) throw BackendError("cuda: the snapkv logits kernels cannot be resident on an SM");
-    p_.splits = stats_splits(p_.sel, static_cast<int64_t>(be.props().multiProcessorCount) * stats_per_sm);
+    p_.splits = stats_splits(p_.sel, p_.m, static_cast<int64_t>(be.props().multiProcessorCount) * stats_per_sm);
     const int64_t rows = int64_t{p_.sel.batch} * p_.sel.q_heads * p_.m.obs_window;
     const auto floats = [&](int64_t n, const char* name) { return be.allocator().allocate(n * sizeof(float), name); };
     part_m_ = floats(p_.splits * rows, "snapkv.part_m");
@@ -70,9 +74,9 @@ class CudaSnapkvScorer : public CudaScoredSelection {
   static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
   // Key splits of the statistics pass: enough CTAs for every resident slot of the GPU, at least
-  // one key tile each.
-  static int stats_splits(const kvcomp::SelectionParams& s, int64_t slots) {
-    const int64_t tiles = ceil_div(s.kv_len, snapkv::kKeysPerTile);
+  // one key tile each (of every key, or with candidate_softmax of the candidates).
+  static int stats_splits(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, int64_t slots) {
+    const int64_t tiles = ceil_div(snapkv::stats_keys(s, m), snapkv::kKeysPerTile);
     return static_cast<int>(
         std::clamp<int64_t>(ceil_div(slots, kvcomp::cache_rows(s)), 1, std::min<int64_t>(tiles, snapkv::kMaxSplits)));
   }

@@ -73,7 +73,7 @@ Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, 
     if (chosen.split_len <= kMaxSplitKeys) return chosen;
     return split_keys(static_cast<uint32_t>(keys), blocks, target, t.bc, static_cast<uint32_t>(ceil_div(keys, kMaxSplitKeys)));
   };
-  const KeySplits stats = splits_for(T);
+  const KeySplits stats = splits_for(m.candidate_softmax ? P : T);  // the keys of each softmax
   p.stats.plan.splits = stats.splits;
   p.stats.plan.split_len = stats.split_len;
   const KeySplits sums = splits_for(P);
@@ -86,7 +86,8 @@ Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, 
   p.scores_shared = scores_shared_bytes(t);
   p.part_ml_bytes = B * Hq * w * p.stats.plan.splits * 8;
   p.a_part_bytes = B * Hq * base.segments * P * 4;
-  p.unsupported = over_binding({{"q_obs", B * Hq * w * D * es, es}, {"the softmax partials", p.part_ml_bytes, 8}}, d);
+  p.unsupported = over_binding(
+      {{s.sparse_step ? "q" : "q_obs", B * Hq * w * D * es, es}, {"the softmax partials", p.part_ml_bytes, 8}}, d);
   if (!p.unsupported.empty()) return p;
   // The window sums are the pooling stage's input, which checks their binding.
   p.pool = kv::plan_pool(s, base.segments, static_cast<float>(1.0 / static_cast<double>(w)), m.pool_radius, m.pool_mode,

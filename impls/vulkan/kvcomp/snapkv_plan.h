@@ -1,7 +1,8 @@
 // How snapkv's Vulkan scoring is shaped for a case on a device (shaders/snapkv_scores.comp): tile
 // sizes from the device's shared memory and workgroup limits, grids, splits and workspace sizes.
 // A pure function of the case's shape and the DeviceLimits, so supports() and prepare() agree.
-//   snapkv_scores (MODE 0)  per window row and key split: softmax statistics (m, l)
+//   snapkv_scores (MODE 0)  per window row and key split: softmax statistics (m, l) over every
+//                           key, or with candidate_softmax over the candidates
 //   snapkv_scores (MODE 1)  per window row block and candidate split: Σ_i P_{h,i,j} per head and key
 // then the family's stages (kv_stages.h): kv_pool (the mean over the window, pooling, the GQA
 // mean), kv_select, kv_gather. The plan fields are read by glslc too (ASCII list, C++ inside

@@ -1,9 +1,10 @@
 // The SnapKV scorer on Vulkan (semantics: reference/kvcomp/snapkv_scorer.h), the impl of every
-// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o; each method's
-// <method>_vulkan.cpp registers it, variant "pooled"): the window's softmax statistics and the
-// window sums of every candidate (two passes of snapkv_scores, snapkv_plan.h), then the family's
-// pooling, selection and gather (scored_selection_vulkan.h), which also carry the methods' budgets:
-// per layer, per head (uploaded), across heads (kv_across). Five dispatches, two when nothing is scored.
+// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o, tokenselect;
+// each method's <method>_vulkan.cpp registers it, variant "pooled"): the window's softmax
+// statistics and the window sums of every candidate (two passes of snapkv_scores, snapkv_plan.h),
+// then the family's pooling, selection and gather or decode step (scored_selection_vulkan.h),
+// which also carry the methods' budgets: per layer, per head (uploaded), across heads (kv_across).
+// Five dispatches, two when nothing is scored (plus the attention stage's merge where it splits).
 #pragma once
 
 #include "attnbench/error.h"
@@ -24,7 +25,9 @@ class VulkanSnapkvScorer : public VulkanScoredSelection {
     part_ml_ = backend().allocator().allocate(plan_.part_ml_bytes, "snapkv.softmax_partials");
     a_part_ = backend().allocator().allocate(plan_.a_part_bytes, "snapkv.window_sums");
     std::vector<uint32_t> constants = plan_.scores_constants;
-    const std::vector<const Buffer*> buffers = {&io["q_obs"], &io["k"], part_ml_.get(), a_part_.get()};
+    // A selection-only step's window is its decode query q, a window of one (sparse_step.h).
+    const Buffer& queries = io[selection().sparse_step ? "q" : "q_obs"];
+    const std::vector<const Buffer*> buffers = {&queries, &io["k"], part_ml_.get(), a_part_.get()};
     stats_ = backend().bind(backend().pipeline("snapkv_scores", constants, 4), buffers);
     constants[6] = 1;  // MODE 1: window sums
     sums_ = backend().bind(backend().pipeline("snapkv_scores", constants, 4), buffers);

@@ -1,8 +1,9 @@
 #version 450
 // The SnapKV scorer's window scores (reference/kvcomp/snapkv_scorer.h, step 1): for every window
 // query i of every query head, the softmax over its visible keys j ≤ E + i (E = kv_len −
-// obs_window), and a_{h,j} = mean_i P_{h,i,j} for the candidates j ∈ [sinks, sinks + candidates)
-// (snapkv: the prefix). All in fp32, exp and 1/l accurate to a few ulp (the SET tie band of
+// obs_window; with candidate_softmax over its visible candidates alone: tokenselect), and
+// a_{h,j} = mean_i P_{h,i,j} for the candidates j ∈ [sinks, sinks + candidates) (snapkv: the
+// prefix). All in fp32, exp and 1/l accurate to a few ulp (the SET tie band of
 // methodology.md assumes exactly this).
 //
 // Two passes of this shader (MODE), both a tiled S = Q·Kᵀ: a workgroup owns one block of window
@@ -93,11 +94,14 @@ void main() {
     live[m] = lr / pc.plan.rows_per_head < heads && lr % pc.plan.rows_per_head < queries;
     vis_end[m] = live[m] ? window_start + i0 + lr % pc.plan.rows_per_head + 1u : 0u;
   }
-  // MODE 0 splits all keys; MODE 1 the candidates, which every window query sees.
+  // MODE 0 splits the keys of the softmax: all keys, or with candidate_softmax the candidates
+  // alone (keys below sinks or from sinks + candidates on add nothing to m or l); MODE 1 the
+  // candidates, which every window query sees.
   uint k0, k1;
   if (MODE == 0u) {
-    k0 = split * pc.plan.split_len;
-    k1 = min(min(kv_len, k0 + pc.plan.split_len), window_start + i0 + queries);
+    const bool cand_only = pc.m.candidate_softmax != 0;
+    k0 = (cand_only ? first : 0u) + split * pc.plan.split_len;
+    k1 = min(min(cand_only ? first + cands : kv_len, k0 + pc.plan.split_len), window_start + i0 + queries);
   } else {
     k0 = first + split * pc.plan.split_len;
     k1 = min(first + cands, k0 + pc.plan.split_len);
