@@ -125,6 +125,12 @@ T atomicAdd(T* address, T value) {
   return old;
 }
 template <typename T>
+T atomicMin(T* address, T value) {
+  const T old = *address;
+  if (value < old) *address = value;
+  return old;
+}
+template <typename T>
 T __ldg(const T* p) {
   return *p;
 }
