@@ -52,6 +52,9 @@ struct OutputDecl {
   Order order = Order::none;    // order of the valid entries along ragged_axis
   bool check_only = false;      // the reference produces it (margins, scores); impls do not
   std::string doc;              // "O [batch, q_heads, q_len, head_dim]"
+  // Every bit pattern is a value (packed codes: kivi's 32-bit words of 2-bit codes): the layout
+  // check does not read the poison pattern as an unwritten element (the comparison still runs).
+  bool packed_bits = false;
 };
 
 struct MethodInfo {
