@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -98,6 +100,18 @@ inline const std::vector<std::string> kStreamingLlmCases = {
     "streaming_llm/batch=1,q_heads=2,kv_heads=1,head_dim=1,kv_len=9,budget=3,n_sink=0/f32/s5",
 };
 
+// duoattention: Llama-like GQA 4 with streaming and retrieval heads in one layer (batch 2), head
+// dim 80 with GQA 7, every head streaming (budget = sink + recent), none (budget = kv_len), a
+// prompt within sink + recent (everything kept), a single kept key (no sinks, one recent token).
+inline const std::vector<std::string> kDuoattentionCases = {
+    "duoattention/batch=2,q_heads=16,kv_heads=4,head_dim=128,kv_len=1000,budget=400,sink=16,recent=64,n_layers=4,layer=1/f32/s1",
+    "duoattention/batch=1,q_heads=14,kv_heads=2,head_dim=80,kv_len=777,budget=300,sink=7,recent=50,n_layers=8,layer=5/f16/s2",
+    "duoattention/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=32,sink=4,recent=28,n_layers=2/bf16/s3",
+    "duoattention/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=500,budget=500,sink=16,recent=64/f32/s4",
+    "duoattention/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64,sink=16,recent=32/bf16/s5",
+    "duoattention/batch=1,q_heads=2,kv_heads=1,head_dim=1,kv_len=9,budget=1,sink=0,recent=1,n_layers=1/f32/s6",
+};
+
 // knorm: every dtype, GQA ratios 4 and 7, MHA, exact ties, a budget of one, head dims off every
 // vector width (1, 33, 80), everything kept (budget ≥ kv_len).
 inline const std::vector<std::string> kKnormCases = {
@@ -167,6 +181,51 @@ inline const std::vector<std::string> kH2oCases = {
     "h2o/decode/batch=2,q_heads=4,kv_heads=1,head_dim=48,kv_len=64,budget=63,norm=mean_visible/bf16/s5",
 };
 
+// tokenselect (selection-only: kept_idx, kept_len and the decode step's O): GQA 4 at Llama's widths
+// in a batch of 2, GQA 7 at head_dim 80 with max pooling of 3 and exact ties, everything read
+// (budget ≥ kv_len), the forced tokens alone (budget = n_init + n_local), a single key read (no
+// forced tokens, budget 1), the authors' raw dot products (score_scale=1) at head_dim 16, where
+// the logits stay small enough for every head's softmax.
+inline const std::vector<std::string> kTokenselectCases = {
+    "tokenselect/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128,n_init=1,n_local=16/f32/s1",
+    "tokenselect/batch=1,q_heads=7,kv_heads=1,head_dim=80,kv_len=513,budget=64,pool_kernel=3,ties=true/f16/s2",
+    "tokenselect/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64/bf16/s3",
+    "tokenselect/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=20,n_init=4,n_local=16/bf16/s4",
+    "tokenselect/batch=1,q_heads=4,kv_heads=2,head_dim=32,kv_len=77,budget=1,n_init=0,n_local=0/f32/s5",
+    "tokenselect/batch=1,q_heads=4,kv_heads=1,head_dim=16,kv_len=200,budget=24,score_scale=1/f16/s6",
+};
+
+// quest (selection-only, whole pages): GQA 4 at Llama's widths in a batch of 2 with a partial
+// current page (1000 = 62·16 + 8), GQA 7 at head_dim 80 with pages of 8, a single page (kv_len ≤
+// page_size: everything read), a budget over the prompt, the current page alone (budget =
+// page_size), a head_dim off every vector width (33) with pages of 4, and a group of 40 heads at
+// head_dim 128, more than the GPU scorers stage at once.
+inline const std::vector<std::string> kQuestCases = {
+    "quest/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128,page_size=16/f32/s1",
+    "quest/batch=1,q_heads=7,kv_heads=1,head_dim=80,kv_len=513,budget=64,page_size=8/f16/s2",
+    "quest/batch=1,q_heads=4,kv_heads=2,head_dim=64,kv_len=12,budget=16,page_size=16/bf16/s3",
+    "quest/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=200,budget=256,page_size=16/f32/s4",
+    "quest/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=100,budget=16,page_size=16/bf16/s5",
+    "quest/batch=1,q_heads=6,kv_heads=2,head_dim=33,kv_len=300,budget=50,page_size=4/bf16/s6",
+    "quest/batch=1,q_heads=40,kv_heads=1,head_dim=128,kv_len=300,budget=64,page_size=16/f16/s7",
+};
+
+// lessismore (selection-only, one ranking per sequence merged from every head's): GQA 4 at Llama's
+// widths in a batch of 2, GQA 7 at head_dim 80 with exact ties, everything read (budget ≥ kv_len),
+// a single selected key (budget 1, no recency window) at a head_dim off every vector width (33),
+// half the budget recent, k large against candidates off a power of two (k = 192 of 236), and k
+// past the GPU sorts' shared tiles (5000 of 6000: global passes) with a group of 12 heads, more
+// than the GPU scorers stage at once.
+inline const std::vector<std::string> kLessismoreCases = {
+    "lessismore/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128/f32/s1",
+    "lessismore/batch=1,q_heads=7,kv_heads=1,head_dim=80,kv_len=513,budget=64,ties=true/f16/s2",
+    "lessismore/batch=2,q_heads=4,kv_heads=2,head_dim=64,kv_len=40,budget=64/bf16/s3",
+    "lessismore/batch=1,q_heads=4,kv_heads=2,head_dim=33,kv_len=77,budget=1,recent_ratio=0/f32/s4",
+    "lessismore/batch=2,q_heads=8,kv_heads=2,head_dim=64,kv_len=300,budget=100,recent_ratio=0.5/bf16/s5",
+    "lessismore/batch=1,q_heads=4,kv_heads=1,head_dim=64,kv_len=300,budget=256/f16/s6",
+    "lessismore/batch=1,q_heads=12,kv_heads=1,head_dim=16,kv_len=6000,budget=5000,recent_ratio=0/bf16/s7",
+};
+
 // Every KV-selection method's shared cases, by name: the family's tests on every backend run them
 // all, and fail for a registered kvcomp method that has none here.
 // Whether a method is one of the KV-selection family's (scored_selection.h): what kvcomp_cases()
@@ -175,9 +234,11 @@ inline bool selection_method(const Method& m) { return dynamic_cast<const kvcomp
 
 inline const std::map<std::string, std::vector<std::string>>& kvcomp_cases() {
   static const std::map<std::string, std::vector<std::string>> cases = {
-      {"adakv", kAdakvCases},   {"h2o", kH2oCases},       {"headkv", kHeadkvCases}, {"knorm", kKnormCases},
-      {"pyramidkv", kPyramidkvCases}, {"sagekv", kSagekvCases}, {"snapkv", kSnapkvCases},
-      {"streaming_llm", kStreamingLlmCases}, {"tova", kTovaCases}};
+      {"adakv", kAdakvCases},   {"duoattention", kDuoattentionCases}, {"h2o", kH2oCases},
+      {"headkv", kHeadkvCases}, {"knorm", kKnormCases},
+      {"lessismore", kLessismoreCases}, {"pyramidkv", kPyramidkvCases}, {"quest", kQuestCases},
+      {"sagekv", kSagekvCases}, {"snapkv", kSnapkvCases},
+      {"streaming_llm", kStreamingLlmCases}, {"tokenselect", kTokenselectCases}, {"tova", kTovaCases}};
   return cases;
 }
 
@@ -204,6 +265,23 @@ inline SelectStageCase select_stage_case() {
             {0, 1, 2, 17, 18, 19},                           // all equal: the first candidate
             {0, 1, 2, 3, 17, 18, 19},
             {0, 1, 2, 3, 4, 5, 6, 7, 8, 17, 18, 19}};
+  return t;
+}
+
+// The select stage's rows that keep none or every candidate (DuoAttention's streaming and
+// retrieval heads), for every backend's stage test: one sequence × three KV heads of 20 tokens, 2
+// sinks, 3 recent, 15 candidates per row whose scores are NaN — never to be read: row 0 keeps the
+// forced tokens, row 1 every token, row 2 asks for more (clamped to every token).
+inline SelectStageCase select_all_case() {
+  SelectStageCase t;
+  kvcomp::SelectionParams& s = t.s;
+  s.batch = 1, s.q_heads = 3, s.kv_heads = 3, s.group = 1, s.head_dim = 4, s.kv_len = 20, s.capacity = 20;
+  s.sinks = 2, s.recent = 3, s.candidates = 15, s.row_budgets = 1, s.elem_bytes = 2;
+  t.scores.assign(3 * 15, std::numeric_limits<float>::quiet_NaN());
+  t.budgets = {5, 20, 25};
+  std::vector<int32_t> all(20);
+  std::iota(all.begin(), all.end(), 0);
+  t.kept = {{0, 1, 17, 18, 19}, all, all};
   return t;
 }
 
@@ -311,6 +389,21 @@ inline const std::vector<std::string> kKiviDecodeCases = {
     "kivi_decode/decode/batch=3,q_heads=32,kv_heads=8,head_dim=128,kv_len=100/f16/s4",
     "kivi_decode/decode/batch=1,q_heads=16,kv_heads=1,head_dim=128,kv_len=4097,group_size=64,residual=256,rounding=half_away/bf16/s5",
     "kivi_decode/decode/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=5000,bits=4,group_size=128/bf16/s6",
+};
+
+// kivi (the quantizer): 2-bit at Llama's widths; 4-bit with head_dim 80 in groups of 16 over
+// ragged sequences (an empty one possible); a residual window longer than the sequence (nothing
+// quantized: empty code tensors); groups of 64 with the other rounding over 4097 tokens; 4-bit
+// groups of 64 in f16; 2-bit head_dim 80 over ragged lengths around a window of 32 (R + 1 = 33
+// values kept); lengths straddling the vector widths and the CPU's 256-token blocks.
+inline const std::vector<std::string> kKiviCases = {
+    "kivi/prefill/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000/bf16/s1",
+    "kivi/prefill/batch=4,q_heads=14,kv_heads=2,head_dim=80,kv_len=777,bits=4,group_size=16,residual=64,ragged=true/f16/s2",
+    "kivi/prefill/batch=2,q_heads=4,kv_heads=4,head_dim=64,kv_len=100/bf16/s3",
+    "kivi/prefill/batch=1,q_heads=16,kv_heads=1,head_dim=128,kv_len=4097,group_size=64,residual=256,rounding=half_away/bf16/s5",
+    "kivi/prefill/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=1500,bits=4,group_size=64/f16/s6",
+    "kivi/prefill/batch=6,q_heads=5,kv_heads=1,head_dim=80,kv_len=300,group_size=16,residual=32,ragged=true/bf16/s7",
+    "kivi/prefill/batch=3,q_heads=2,kv_heads=2,head_dim=32,kv_len=531,bits=4,group_size=32,residual=32,rounding=half_away,ragged=true/f16/s8",
 };
 
 }  // namespace attnbench::test

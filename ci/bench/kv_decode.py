@@ -10,7 +10,8 @@ rounds are printed. Figures per row: the median time, the bytes a step reads (th
 achieved fraction of the read and copy bandwidths measured in the same run, and the speed over the
 full-cache row. The bars (KV compression II): gather_decode over 2048 of 32768 keys at least 8x
 faster than full decode, kivi_decode at 2 bits at least 2x faster, on this machine's CPU (the GPU
-backends' figures are reported, not judged). With --backend cuda it runs in ci/device-check.sh.
+backends' figures are reported, not judged). tokenselect and quest are whole selection-only steps
+(choosing the set, then the same sparse step): reported, not judged. With --backend cuda it runs in ci/device-check.sh.
 Standard library only.
 """
 
