@@ -73,7 +73,7 @@ inline uint32_t lessismore_width(const SelectionParams& s) {
   return w;
 }
 
-// Why a GPU scorer cannot rank the case ("" if it can): the merged keys must be exact floats.
+// Why a scorer cannot rank the case ("" if it can): the merged keys must be exact floats.
 inline std::string lessismore_unsupported(const SelectionParams& s) {
   const int64_t none = (int64_t{s.top_k} + 1) * s.q_heads;
   if (none > (int64_t{1} << 24))

@@ -8,6 +8,7 @@
 #include <climits>
 #include <numeric>
 
+#include "reference/kvcomp/lessismore_common.h"
 #include "scored_selection_cpu.h"
 #include "snapkv_kernel.h"
 
@@ -15,6 +16,10 @@ namespace attnbench::cpu {
 namespace {
 
 class CpuLessismore final : public CpuScoredSelection {
+  std::string unsupported(const Case& c, const DeviceLimits&) const override {
+    return kvcomp::lessismore_unsupported(kvcomp::selection_params(c));
+  }
+
   void prepare_scores(const Case& c, CpuBackend& cpu, const IoBuffers& io) override {
     kernels_ = &cpu.kernels<snapkv::Kernels>();
     const kvcomp::SelectionParams& s = selection();
