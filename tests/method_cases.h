@@ -382,6 +382,18 @@ inline const std::vector<std::string> kFrspecCases = {
 // sequences (an empty one included), one token, a residual window longer than the sequence (all
 // full precision), 16 rows of one KV head with groups of 64 and the other rounding, 4-bit groups
 // of 128 over 5000 tokens.
+// zeromerge_decode: Llama's widths filling the cache from a short prompt then merging; GQA group
+// 7 at head_dim 80 with a tail of 2 (a ring of one slot), the l2 metric and summed scores; many
+// dense slots with a stronger compensation; a single dense slot over a long prompt in f32;
+// batch 3 of MHA rows.
+inline const std::vector<std::string> kZeromergeDecodeCases = {
+    "zeromerge_decode/decode/batch=1,q_heads=8,kv_heads=2,head_dim=128,kv_len=100,budget=128,dense=4/bf16/s1",
+    "zeromerge_decode/decode/batch=2,q_heads=7,kv_heads=1,head_dim=80,kv_len=100,budget=160,tail=2,steps=300,metric=l2,score_update=sum/f16/s2",
+    "zeromerge_decode/decode/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=600,budget=64,tail=8,dense=8,lambda=2/bf16/s3",
+    "zeromerge_decode/decode/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=2000,budget=100/f32/s4",
+    "zeromerge_decode/decode/batch=3,q_heads=2,kv_heads=2,head_dim=32,kv_len=300,budget=40,tail=4,dense=2,steps=257/f16/s5",
+};
+
 inline const std::vector<std::string> kKiviDecodeCases = {
     "kivi_decode/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000/bf16/s1",
     "kivi_decode/decode/batch=4,q_heads=14,kv_heads=2,head_dim=80,kv_len=777,bits=4,group_size=16,residual=64,ragged=true/f16/s2",

@@ -37,6 +37,24 @@ inline __m512 fold(__m512 x, __m512 y) {
 }
 #endif
 
+// The logits of W keys (rows of dp floats, fp32) against one query row: one vector, in key order,
+// each key's dot product summed by sum4 and fold (the KV steps' slot scores).
+template <typename S>
+inline typename S::V keys_logits(const float* q, const float* keys, int64_t dp) {
+  constexpr int W = S::W;
+  typename S::V quad[W / 4];
+  for (int t = 0; t < W / 4; ++t) {
+    typename S::V acc[4] = {S::zero(), S::zero(), S::zero(), S::zero()};
+    for (int64_t x = 0; x < dp; x += W) {
+      const typename S::V qv = S::load(q + x);
+      for (int u = 0; u < 4; ++u) acc[u] = S::fma(qv, S::load(keys + (4 * t + u) * dp + x), acc[u]);
+    }
+    quad[t] = sum4(acc[0], acc[1], acc[2], acc[3]);
+  }
+  if constexpr (W == 8) return fold(quad[0], quad[1]);
+  else return fold(fold(quad[0], quad[1]), fold(quad[2], quad[3]));
+}
+
 }  // namespace attnbench::cpu::attn
 
 namespace attnbench::cpu::attn {

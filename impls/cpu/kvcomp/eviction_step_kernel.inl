@@ -20,21 +20,6 @@ using V = S::V;
 constexpr int W = S::W;
 constexpr size_t kPrefetchBytes = 64 << 10;
 
-// Logits of W widened keys (rows of dp floats) against one query: one vector, slot order.
-inline V logits(const float* q, const float* keys, int64_t dp) {
-  V quad[W / 4];
-  for (int t = 0; t < W / 4; ++t) {
-    V acc[4] = {S::zero(), S::zero(), S::zero(), S::zero()};
-    for (int64_t x = 0; x < dp; x += W) {
-      const V qv = S::load(q + x);
-      for (int u = 0; u < 4; ++u) acc[u] = S::fma(qv, S::load(keys + (4 * t + u) * dp + x), acc[u]);
-    }
-    quad[t] = attn::sum4(acc[0], acc[1], acc[2], acc[3]);
-  }
-  if constexpr (W == 8) return attn::fold(quad[0], quad[1]);
-  else return attn::fold(attn::fold(quad[0], quad[1]), attn::fold(quad[2], quad[3]));
-}
-
 void widen_queries(const void* q, DType dtype, int64_t rows, int64_t d, int64_t dp, float scale, float* out) {
   const size_t row_bytes = static_cast<size_t>(d) * dtype_size(dtype);
   const V sv = S::set1(scale);
@@ -67,7 +52,7 @@ void slot_scores(const Problem& p, int64_t row, int64_t i0, int64_t i1) {
       for (int64_t j = 0; j < W; ++j)  // past the block's end: its last key again (never stored)
         row_to_f32<S>(first + std::min(j, nb - 1) * key_bytes, p.dtype, s.head_dim, p.dp, keys + j * p.dp);
       for (int64_t h = bh; h < bh + s.group; ++h)
-        sum = S::add(sum, S::exp(S::sub(logits(p.q + h * p.dp, keys, p.dp), S::set1(p.lse[h]))));
+        sum = S::add(sum, S::exp(S::sub(attn::keys_logits<S>(p.q + h * p.dp, keys, p.dp), S::set1(p.lse[h]))));
     }
     S::store(a, S::mul(sum, inv_heads));
     for (int64_t j = 0; j < nb; ++j) {
