@@ -382,6 +382,17 @@ inline const std::vector<std::string> kFrspecCases = {
 // sequences (an empty one included), one token, a residual window longer than the sequence (all
 // full precision), 16 rows of one KV head with groups of 64 and the other rounding, 4-bit groups
 // of 128 over 5000 tokens.
+// zeromerge (the prefill init): Llama's widths at 8x with 4 dense slots; GQA group 7 at head_dim
+// 80 with a tail of 2 and one dense slot; a prompt within the budget (nothing merged, the slots
+// empty); 10 evicted tokens over 8 dense slots (groups of 2 and 1); f32 MHA rows in a batch of 3.
+inline const std::vector<std::string> kZeromergeCases = {
+    "zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128,dense=4/bf16/s1",
+    "zeromerge/batch=2,q_heads=7,kv_heads=1,head_dim=80,kv_len=300,budget=40,tail=2/f16/s2",
+    "zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=100,budget=128/bf16/s3",
+    "zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=130,budget=128,dense=8,tail=16/bf16/s4",
+    "zeromerge/batch=3,q_heads=2,kv_heads=2,head_dim=32,kv_len=500,budget=64,decay=0.9,lambda=2/f32/s5",
+};
+
 // zeromerge_decode: Llama's widths filling the cache from a short prompt then merging; GQA group
 // 7 at head_dim 80 with a tail of 2 (a ring of one slot), the l2 metric and summed scores; many
 // dense slots with a stronger compensation; a single dense slot over a long prompt in f32;

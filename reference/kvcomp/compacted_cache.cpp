@@ -54,7 +54,8 @@ std::vector<double> rows_f64(const HostTensor& t, int64_t first, int64_t n, int6
   return out;
 }
 
-Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorMap& in, const TensorMap& out) {
+Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorMap& in, const TensorMap& out,
+                             double merge_lambda) {
   const HostTensor &qf = in.at("q_future"), &len = out.at("kept_len"), &idx = out.at("kept_idx");
   const int64_t d = s.head_dim, G = s.q_heads / s.kv_heads, T = s.kv_len, n_rows = s.batch * s.q_heads * s.n_future;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -81,14 +82,33 @@ Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorM
           vk.insert(vk.end(), v.begin() + j * d, v.begin() + (j + 1) * d);
         }
       }
-      // Exact attention of one query over n cached rows: o, and (m, l) of its softmax.
+      // Merged slots (ZeroMerge's dense slots) before the kept rows, with their log-weight bias.
+      std::vector<double> bias(n_kept, 0.0);
+      if (out.count("k_merged")) {
+        const int64_t M = out.at("k_merged").shape()[2];
+        std::vector<double> km, vm, bm;
+        for (int64_t m = 0; m < M; ++m) {
+          const double w = out.at("w_merged").get(bg * M + m);
+          if (!(w > 0)) continue;
+          const std::vector<double> kr = rows_f64(out.at("k_merged"), bg * M + m, 1, d), vr = rows_f64(out.at("v_merged"), bg * M + m, 1, d);
+          km.insert(km.end(), kr.begin(), kr.end());
+          vm.insert(vm.end(), vr.begin(), vr.end());
+          bm.push_back(merge_lambda * std::log(w));
+        }
+        kk.insert(kk.begin(), km.begin(), km.end());
+        vk.insert(vk.begin(), vm.begin(), vm.end());
+        bias.insert(bias.begin(), bm.begin(), bm.end());
+      }
+      const int64_t n_read = static_cast<int64_t>(bias.size());
+      // Exact attention of one query over n cached rows (with a per-row bias, or none): o, and
+      // (m, l) of its softmax.
       const auto attend = [&](const double* qr, const std::vector<double>& keys, const std::vector<double>& vals, int64_t n,
-                              double* o) {
+                              double* o, const double* row_bias = nullptr) {
         double m = -INFINITY, l = 0;
         for (int64_t j = 0; j < n; ++j) {
           double dot = 0;
           for (int64_t x = 0; x < d; ++x) dot += qr[x] * keys[j * d + x];
-          logit[j] = scale * dot;
+          logit[j] = scale * dot + (row_bias ? row_bias[j] : 0.0);
           m = std::max(m, logit[j]);
         }
         std::fill(o, o + d, 0.0);
@@ -110,7 +130,7 @@ Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorM
           double recall = 0;
           for (int64_t j = 0; j < T; ++j)
             if (kept[j]) recall += std::exp(logit[j] - m) / l;
-          attend(queries.data() + t * d, kk, vk, n_kept, oc.data());
+          attend(queries.data() + t * d, kk, vk, n_read, oc.data(), bias.data());
           double* st = stats.data() + row * 5;
           for (int64_t x = 0; x < d; ++x) {
             st[0] += (oc[x] - of[x]) * (oc[x] - of[x]);
@@ -138,6 +158,11 @@ Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorM
   q["compression_ratio"] = rows * static_cast<double>(T) / kept_total;
   q["kv_bytes_full"] = 2 * rows * static_cast<double>(T * d) * es;
   q["kv_bytes_kept"] = 2 * kept_total * static_cast<double>(d) * es;
+  if (out.count("k_merged")) {  // the merged slots: K, V and a weight each
+    const double slots = static_cast<double>(out.at("w_merged").numel());
+    q["kv_bytes_kept"] = 2 * kept_total * static_cast<double>(d) * es + slots * (2 * static_cast<double>(d) * es + 4);
+    q["merged_slots"] = slots / rows;
+  }
   q["index_bytes"] = kept_total * 4;
   q["future_queries"] = s.n_future;
   if (n_rows > 0) {

@@ -54,7 +54,11 @@ CheckReport check_compacted_cache(const std::vector<OutputDecl>& decls, const Te
 //   out_cos            cosine of o_c and o_f over the same rows
 //   attn_recall        mean over rows of the full softmax's mass on the kept keys
 // (the last three only when n_future > 0). Parallel over rows; each slice sequential.
-Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorMap& inputs, const TensorMap& outputs);
+// With merged slots in the outputs (k_merged, v_merged, w_merged: merged_slots.h), the compacted
+// attention also reads them, each slot's logits raised by merge_lambda·ln w (ZeroMerge's
+// compensation; an empty slot, w = 0, is not read), and kv_bytes_kept counts them and their weights.
+Json compacted_cache_quality(const CompactedCache& s, DType dtype, const TensorMap& inputs, const TensorMap& outputs,
+                             double merge_lambda = 1.0);
 
 // The companions the leaderboard joins: gqa decode (q_len 1) over the compacted cache
 // (`decode_compressed`, kv_len := kept; with ragged rows, per-(sequence, KV head) lengths up to

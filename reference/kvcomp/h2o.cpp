@@ -71,25 +71,8 @@ class H2o final : public SnapkvScored {
 
   SnapkvParams scorer(const Case& c) const override { return prompt_scorer(c, c.str("norm") == "mean_visible"); }
 
-  // q_obs: every prompt query, the earlier positions' then the window's (the last kv_len of them).
-  TensorMap prefill_inputs(const Case& c) const override {
-    TensorMap in = ScoredSelection::prefill_inputs(c);
-    const HostTensor &before = in.at("q_prompt"), &window = in.at("q_obs");
-    const int64_t heads = c.i64("batch") * c.i64("q_heads"), d = c.i64("head_dim"), T = c.i64("kv_len");
-    const int64_t n_before = before.shape()[2], n_window = window.shape()[2], skip = n_before + n_window - T;
-    HostTensor all("q_obs", c.dtype, {c.i64("batch"), c.i64("q_heads"), T, d});
-    for (int64_t h = 0; h < heads; ++h)
-      for (int64_t t = 0; t < T; ++t) {
-        const int64_t from = skip + t;  // a row of [q_prompt; q_obs]
-        for (int64_t x = 0; x < d; ++x)
-          all.set((h * T + t) * d + x, from < n_before ? before.get((h * n_before + from) * d + x)
-                                                       : window.get((h * n_window + from - n_before) * d + x));
-      }
-    in.erase("q_prompt");
-    in.erase("q_obs");
-    in.emplace("q_obs", std::move(all));
-    return in;
-  }
+  // q_obs: every prompt query.
+  TensorMap prefill_inputs(const Case& c) const override { return every_prompt_query(c, ScoredSelection::prefill_inputs(c)); }
 
  protected:
   Keep keep(const Case& c) const override {

@@ -33,6 +33,8 @@ std::vector<int32_t> planned_row_budgets(const Case& c) {
   return {kept.begin(), kept.end()};
 }
 
+int64_t merged_slots(const Case& c) { return scored_selection(c).merge_rule(c).slots; }
+
 bool scores_needed(const Case& c) {
   const ScoredSelection& m = scored_selection(c);
   const SelectionParams s = m.selection(c);
@@ -331,6 +333,13 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
     ref.baseline_err["O"] = max_abs_diff(o.o, o.o_base);
     ref.tensors.emplace("O", std::move(o.o));
   }
+  if (const int64_t M = merge_rule(c).slots; M > 0 && !s.sparse_step) {
+    const HostTensor &ki = ref.tensors.at("kept_idx"), &kl = ref.tensors.at("kept_len");
+    TensorMap merged = merge_evicted(s, M, in, ki, kl, false, c.dtype);
+    const TensorMap base = merge_evicted(s, M, in, ki, kl, true, c.dtype);
+    for (const char* name : {"k_merged", "v_merged"}) ref.baseline_err[name] = max_abs_diff(merged.at(name), base.at(name));
+    for (auto& [name, t] : merged) ref.tensors.emplace(name, std::move(t));
+  }
   if (scored()) {
     ref.tensors.emplace("scores", std::move(all_scores));
     ref.tensors.emplace("tie_c", std::move(tie));
@@ -345,6 +354,8 @@ std::vector<OutputDecl> ScoredSelection::outputs(const Case& c) const {
   if (selection_only()) {  // the step's output in place of the compacted copy
     decls.resize(2);
     decls.push_back(sparse_step_output(selection(c), c.dtype));
+  } else if (const int64_t M = merge_rule(c).slots; M > 0) {
+    for (OutputDecl& d : merged_slot_outputs(selection(c), M, c.dtype)) decls.push_back(std::move(d));
   }
   if (!scored()) return decls;
   OutputDecl scores{"scores", DType::f64, {cc.batch, cc.kv_heads, cc.kv_len}, CheckClass::SET};
@@ -387,7 +398,12 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
   const OutputDecl &idx_decl = decls[0], &len_decl = decls[1];
   // After the set: the compacted copy's gathers, or a selection-only method's step over its set.
   const auto finish = [&](OutputCheck len_check, OutputCheck idx_check) {
-    if (!selection_only()) return check_compacted_cache(decls, in, got, std::move(len_check), std::move(idx_check));
+    if (!selection_only()) {
+      CheckReport report = check_compacted_cache(decls, in, got, std::move(len_check), std::move(idx_check));
+      if (const int64_t M = merge_rule(c).slots; M > 0)
+        for (OutputCheck& m : check_merged_slots(selection(c), M, c.dtype, in, got)) report.outputs.push_back(std::move(m));
+      return report;
+    }
     CheckReport report;
     report.outputs.push_back(std::move(len_check));
     report.outputs.push_back(std::move(idx_check));
@@ -449,12 +465,14 @@ Work ScoredSelection::work(const Case& c) const {
   // The compaction: the kept K and V rows read; indices, lengths and the compacted K/V written
   // at full capacity.
   w.bytes += rows * (2 * static_cast<double>(cc.kept) * d * es + cap * 4 + 4 + 2 * cap * d * es);
+  if (const int64_t M = merge_rule(c).slots; M > 0)  // the evicted rows read once, the slots written
+    w.bytes += rows * (2 * static_cast<double>(s.kv_len - cc.kept) * d * es + static_cast<double>(M) * (2 * d * es + 4));
   return w;
 }
 
 Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMap& out) const {
   if (c.phase == "decode") return step_quality(step_spec(c));
-  Json q = compacted_cache_quality(compacted(c), c.dtype, in, out);
+  Json q = compacted_cache_quality(compacted(c), c.dtype, in, out, merge_rule(c).lambda);
   if (selection_only()) {
     sparse_step_quality(selection(c), c.dtype, in, out, q);
     // What choosing the set reads per step (the scorer's bytes), beside what the step reads.

@@ -25,6 +25,9 @@
 //                 kv_len / budget, the point the case asked for (kvpress's 1 / (1 − ratio)), by
 //                 which the leaderboard ranks methods
 //   companions    gqa decode over the compacted cache and over the full one
+// A merging method (merge_rule(): ZeroMerge) adds M slots per row holding the means of its evicted
+// tokens in contiguous groups, with their weights (merged_slots.h), checked against the groups of
+// the impl's own kept set; the family's quality attends over them with the λ·ln w compensation.
 // A selection-only method (selection_only(): tokenselect, quest) keeps the whole cache: its
 // selection is the same, and instead of k_kept and v_kept it yields the decode step that reads the
 // kept keys in place (sparse_step.h): q in the inputs, O in the outputs, bytes read per step in
@@ -43,6 +46,7 @@
 #include "compacted_cache.h"  // rows_f64 for score functions
 #include "eviction_step.h"
 #include "gkv.h"
+#include "merged_slots.h"
 #include "scored_selection_common.h"
 
 namespace attnbench::kvcomp {
@@ -85,6 +89,8 @@ class ScoredSelection : public Method {
   ScoreScope scope() const { return scope_; }
   // Whether the cache stays whole and each decode step reads the kept set (sparse_step.h).
   virtual bool selection_only() const { return false; }
+  // Whether (and into how many slots per row) the evicted tokens are merged (merged_slots.h).
+  virtual MergeRule merge_rule(const Case& /*c*/) const { return {}; }
   BudgetPolicy policy() const { return policy_; }
   // Every row's kept count (forced tokens included) under a uniform or per-row budget: a function
   // of the case alone, which every backend's impl uploads with per-row budgets.

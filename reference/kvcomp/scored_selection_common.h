@@ -74,6 +74,9 @@ std::vector<int32_t> planned_row_budgets(const Case& c);
 // Whether an impl runs its scorer: some row keeps part of its candidates, chosen by score (false
 // when every row keeps none or all of them; see above).
 bool scores_needed(const Case& c);
+// Merged slots per row (merged_slots.h): 0 unless the method merges what it evicts, when every
+// backend's family impl runs its merge stage after the gather.
+int64_t merged_slots(const Case& c);
 
 ATTNBENCH_HD inline int64_t cache_rows(const SelectionParams& s) { return int64_t{s.batch} * s.kv_heads; }
 ATTNBENCH_HD inline int64_t score_rows(const SelectionParams& s) { return s.shared_scores ? s.batch : cache_rows(s); }

@@ -50,8 +50,10 @@ void window_scores(const SelectionParams& s, const SnapkvParams& m, const Tensor
     }
     double l = 0;
     for (int64_t j = lo; j < hi; ++j) l += std::exp(logits[j] - mx);
+    // The query's weight in fp64 (the kernels' fp32 weight differs by a few ulp: within the band).
+    const double weight = std::exp(static_cast<double>(m.log_decay) * static_cast<double>(w - 1 - i));
     for (int64_t j = 0; j < C; ++j)
-      if (s.sinks + j < end) a[j] += std::exp(logits[s.sinks + j] - mx) / l;
+      if (s.sinks + j < end) a[j] += weight * std::exp(logits[s.sinks + j] - mx) / l;
   }
   for (int64_t j = 0; j < C; ++j) a[j] /= static_cast<double>(snapkv_divisor(s, m, s.sinks + j));
 }
@@ -104,6 +106,24 @@ GkvConfig SnapkvScored::gkv(const Case& c) const {
   if (schema_.find("obs_window")) cfg.n_obs = c.i64("obs_window");
   if (schema_.find("ties")) cfg.ties = c.flag("ties");
   return cfg;
+}
+
+TensorMap SnapkvScored::every_prompt_query(const Case& c, TensorMap in) {
+  const HostTensor &before = in.at("q_prompt"), &window = in.at("q_obs");
+  const int64_t heads = c.i64("batch") * c.i64("q_heads"), d = c.i64("head_dim"), T = c.i64("kv_len");
+  const int64_t n_before = before.shape()[2], n_window = window.shape()[2], skip = n_before + n_window - T;
+  HostTensor all("q_obs", c.dtype, {c.i64("batch"), c.i64("q_heads"), T, d});
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t from = skip + t;  // a row of [q_prompt; q_obs]
+      for (int64_t x = 0; x < d; ++x)
+        all.set((h * T + t) * d + x, from < n_before ? before.get((h * n_before + from) * d + x)
+                                                     : window.get((h * n_window + from - n_before) * d + x));
+    }
+  in.erase("q_prompt");
+  in.erase("q_obs");
+  in.emplace("q_obs", std::move(all));
+  return in;
 }
 
 TensorMap SnapkvScored::prefill_inputs(const Case& c) const {

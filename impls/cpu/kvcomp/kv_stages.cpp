@@ -55,4 +55,44 @@ void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const
   std::memset(to + n * bytes, 0, (s.capacity - n) * bytes);
 }
 
+void merge_row(const kvcomp::SelectionParams& s, int64_t slots, DType dtype, const int32_t* kept_idx, const int32_t* kept_len,
+               const void* src, void* dst, float* weights, int64_t row, float* acc) {
+  const int64_t d = s.head_dim, T = s.kv_len, n = kept_len[row];
+  const int32_t* idx = kept_idx + row * s.capacity;
+  const size_t bytes = static_cast<size_t>(d) * s.elem_bytes;
+  const char* from = static_cast<const char*>(src) + row * T * bytes;
+  char* to = static_cast<char*>(dst) + row * slots * bytes;
+  const int64_t evicted = T - n, q = evicted / slots, rem = evicted % slots;
+  int64_t j = 0, next_kept = 0;  // the walk over the row's tokens, and its place in kept_idx
+  const auto widen_add = [&](const char* p) {
+    switch (dtype) {
+      case DType::f32: for (int64_t x = 0; x < d; ++x) acc[x] += reinterpret_cast<const float*>(p)[x]; break;
+      case DType::f16: for (int64_t x = 0; x < d; ++x) acc[x] += f16_to_f32(reinterpret_cast<const uint16_t*>(p)[x]); break;
+      default: for (int64_t x = 0; x < d; ++x) acc[x] += bf16_to_f32(reinterpret_cast<const uint16_t*>(p)[x]); break;
+    }
+  };
+  for (int64_t m = 0; m < slots; ++m) {
+    const int64_t len = q + (m < rem ? 1 : 0);
+    std::fill(acc, acc + d, 0.0f);
+    for (int64_t taken = 0; taken < len; ++j) {
+      if (next_kept < n && idx[next_kept] == j) {
+        ++next_kept;
+        continue;
+      }
+      widen_add(from + j * bytes);
+      ++taken;
+    }
+    char* out = to + m * bytes;
+    for (int64_t x = 0; x < d; ++x) {
+      const float v = len ? acc[x] / static_cast<float>(len) : 0.0f;
+      switch (dtype) {
+        case DType::f32: reinterpret_cast<float*>(out)[x] = v; break;
+        case DType::f16: reinterpret_cast<uint16_t*>(out)[x] = f32_to_f16(v); break;
+        default: reinterpret_cast<uint16_t*>(out)[x] = f32_to_bf16(v); break;
+      }
+    }
+    if (weights) weights[row * slots + m] = static_cast<float>(len);
+  }
+}
+
 }  // namespace attnbench::cpu::kv

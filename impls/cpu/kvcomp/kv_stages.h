@@ -10,12 +10,14 @@
 //           row's length, and the length
 //   gather  one row of K or V: the kept rows copied (consecutive indices as one copy), zeros
 //           beyond the length
+//   merge   one row of K or V: the evicted rows' means in contiguous groups (merging methods)
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "../runtime/isa.h"
+#include "attnbench/dtype.h"
 #include "reference/kvcomp/scored_selection_common.h"
 
 namespace attnbench::cpu::kv {
@@ -47,6 +49,13 @@ void budgets_across_heads(const kvcomp::SelectionParams& s, const float* scores,
 // Rows of one tensor ([rows, kv_len, head_dim] → [rows, capacity, head_dim]) at the kept indices.
 void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const int32_t* kept_len, const void* src,
                 void* dst, int64_t row);
+
+// The merged slots of one row of K or V (reference/kvcomp/merged_slots.h): the tokens not in the
+// row's kept_idx (ascending) in `slots` contiguous groups, each group's mean in fp32 (a running sum
+// in order, then divided by its size) into dst [rows, slots, head_dim] in the storage dtype, and
+// with `weights` non-null each group's size into weights [rows, slots]. `acc` is head_dim floats.
+void merge_row(const kvcomp::SelectionParams& s, int64_t slots, DType dtype, const int32_t* kept_idx, const int32_t* kept_len,
+               const void* src, void* dst, float* weights, int64_t row, float* acc);
 
 }  // namespace attnbench::cpu::kv
 

@@ -31,6 +31,13 @@ void CpuScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffer
   } else {
     k_kept_ = io["k_kept"].ptr();
     v_kept_ = io["v_kept"].ptr();
+    merged_ = kvcomp::merged_slots(c);
+    dtype_ = c.dtype;
+    if (merged_ > 0) {
+      k_merged_ = io["k_merged"].ptr();
+      v_merged_ = io["v_merged"].ptr();
+      w_merged_ = io["w_merged"].ptr<float>();
+    }
   }
   const int64_t C = std::max<int32_t>(1, s_.candidates);
   scores_ = alloc.allocate(kvcomp::score_rows(s_) * C * sizeof(float), "selection.scores");
@@ -44,7 +51,7 @@ void CpuScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffer
   if (scoring_) prepare_scores(c, *cpu_, io);
   // Per thread: the selection's two index arrays, or the pooling's floats.
   const size_t pooling = pool_radius_ < 0 ? 0 : kv::pool_scratch_floats(C, pool_radius_);
-  scratch_words_ = std::max<size_t>(2 * C, pooling) + 16;
+  scratch_words_ = std::max<size_t>(std::max<size_t>(2 * C, pooling), merged_ > 0 ? s_.head_dim : 0) + 16;
   scratch_ = alloc.allocate(scratch_words_ * pool_->size() * sizeof(float), "selection.scratch");
 }
 
@@ -89,7 +96,7 @@ void CpuScoredSelection::run() {
     kv::gather_row(s_, kept_idx_, kept_len_, v ? v_ : k_, v ? v_kept_ : k_kept_, task / 2);
   };
   const size_t bytes = static_cast<size_t>(2 * rows * s_.capacity) * s_.head_dim * s_.elem_bytes;
-  if (!scoring_ && bytes < kParallelBytes) {
+  if (!scoring_ && bytes < kParallelBytes && merged_ == 0) {
     for (int64_t row = 0; row < rows; ++row) select(row, 0);
     for (int64_t task = 0; task < 2 * rows; ++task) gather(task);
     return;
@@ -97,8 +104,15 @@ void CpuScoredSelection::run() {
   pool_->parallel_for_slots(rows, [&](int64_t begin, int64_t end, unsigned slot) {
     for (int64_t row = begin; row < end; ++row) select(row, slot);
   });
-  pool_->parallel_for(2 * rows, [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) gather(task);
+  // The gathers and, for a merging method, the merges of the same (row, K or V) tasks.
+  pool_->parallel_for_slots(2 * rows, [&](int64_t begin, int64_t end, unsigned slot) {
+    for (int64_t task = begin; task < end; ++task) {
+      gather(task);
+      if (merged_ == 0) continue;
+      const bool v = task % 2 != 0;
+      kv::merge_row(s_, merged_, dtype_, kept_idx_, kept_len_, v ? v_ : k_, v ? v_merged_ : k_merged_, v ? nullptr : w_merged_,
+                    task / 2, reinterpret_cast<float*>(scratch + slot * scratch_words_));
+    }
   });
 }
 

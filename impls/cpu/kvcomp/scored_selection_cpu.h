@@ -47,6 +47,10 @@ class CpuScoredSelection : public kvcomp::ScoredSelectionImpl {
   ThreadPool* pool_ = nullptr;
   const void *k_ = nullptr, *v_ = nullptr;
   void *k_kept_ = nullptr, *v_kept_ = nullptr;
+  int64_t merged_ = 0;  // kvcomp::merged_slots(c): the evicted tokens' slots per row
+  DType dtype_ = DType::f32;
+  void *k_merged_ = nullptr, *v_merged_ = nullptr;
+  float* w_merged_ = nullptr;
   int32_t *kept_idx_ = nullptr, *kept_len_ = nullptr;
   bool scoring_ = false;      // kvcomp::scores_needed(c): some row ranks its candidates
   int64_t pool_radius_ = -1;  // no pooling

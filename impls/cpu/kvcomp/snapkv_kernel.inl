@@ -47,13 +47,14 @@ void window_rows(const Problem& pb, int64_t b, int64_t h, float* logits, int64_t
       S::store(row + j, e);
       l = S::add(l, e);
     }
-    const V inv = S::set1(1.0f / S::hsum(l));
+    const float weight = kvcomp::snapkv_query_weight(pb.m, r0 + r);  // 1 without decay
+    const V inv = S::set1(weight / S::hsum(l));
     const float* cand = row + s.sinks;  // the candidates' probabilities
     // Only the candidates this row sees (all of them unless the window reaches into them).
     const int64_t seen = std::clamp<int64_t>(end - s.sinks, 0, P);
     int64_t j = 0;
     for (; j + W <= seen; j += W) S::store(a + j, S::fma(S::load(cand + j), inv, S::load(a + j)));
-    const float inv_s = 1.0f / S::hsum(l);
+    const float inv_s = weight / S::hsum(l);
     for (; j < seen; ++j) a[j] += cand[j] * inv_s;
   }
 }

@@ -1,7 +1,9 @@
-// zeromerge_decode's reference (reference/kvcomp/zeromerge_decode.cpp): the planted start is the
-// prefill init's layout, the ring cycles over the last R − 1 slots, the reference's own steps pass
-// its check, and the check fails a wrong merge, a wrong dense slot, a miscounted weight and
-// attention without the log-weight compensation.
+// ZeroMerge's references. zeromerge_decode (reference/kvcomp/zeromerge_decode.cpp): the planted
+// start is the prefill init's layout, the ring cycles over the last R − 1 slots, the reference's
+// own steps pass its check, and the check fails a wrong merge, a wrong dense slot, a miscounted
+// weight and attention without the log-weight compensation. zeromerge (the prefill init,
+// reference/kvcomp/zeromerge.cpp, with the family's merged slots): the groups of the evicted tokens
+// and their weights, and the check failing slots merged from another grouping or miscounted.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -100,6 +102,55 @@ TEST_CASE("zeromerge's check passes the reference's own steps and fails wrong me
   CHECK_FALSE(c.method->check(c, in, c.method->reference(c, in), uncompensated).pass());
 }
 
-TEST_CASE("zeromerge_decode passes on the CPU's best ISA and on the AVX2 baseline", "[cpu]") {
+TEST_CASE("zeromerge's prefill: the evicted tokens in contiguous groups, the dense slots their means and sizes", "[unit]") {
+  // 130 tokens, budget 128 with 8 dense slots: 120 kept (16 of them the tail), 10 merged: 2, 2, 1 × 6.
+  const Case c = parse_case_id("zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=130,budget=128,dense=8,tail=16/f32/s4");
+  const TensorMap in = c.method->inputs(c);
+  const Reference ref = c.method->reference(c, in);
+  const HostTensor &w = ref.tensors.at("w_merged"), &idx = ref.tensors.at("kept_idx"), &len = ref.tensors.at("kept_len");
+  CHECK(len.get(0) == 120.0);
+  CHECK(idx.get(119) == 129.0);
+  const std::vector<double> sizes = {2, 2, 1, 1, 1, 1, 1, 1};
+  for (int64_t m = 0; m < 8; ++m) CHECK(w.get(m) == sizes[m]);
+  // The first slot: the mean of the first two evicted tokens.
+  std::vector<int64_t> evicted;
+  for (int64_t j = 0, i = 0; j < 130; ++j)
+    if (i < 120 && idx.get(i) == static_cast<double>(j)) ++i;
+    else evicted.push_back(j);
+  REQUIRE(evicted.size() == 10);
+  const double want = (in.at("k").get(evicted[0] * 64) + in.at("k").get(evicted[1] * 64)) / 2;
+  CHECK(ref.tensors.at("k_merged").get(0) == Approx(want).epsilon(1e-12));
+  // Within the budget: everything kept, every slot empty.
+  const Case fits = parse_case_id("zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=100,budget=128/bf16/s3");
+  const TensorMap fin = fits.method->inputs(fits);
+  const Reference fref = fits.method->reference(fits, fin);
+  CHECK(fref.tensors.at("kept_len").get(0) == 100.0);
+  CHECK(fref.tensors.at("w_merged").get(0) == 0.0);
+}
+
+TEST_CASE("zeromerge's check fails merged slots of another grouping and a miscounted weight", "[unit]") {
+  const Case c = parse_case_id("zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128,dense=4/bf16/s1");
+  const TensorMap in = c.method->inputs(c);
+  const Reference ref = c.method->reference(c, in);
+  REQUIRE(c.method->check(c, in, ref, test::reference_as_outputs(c, ref)).pass());
+  {  // slots 0 and 1 swapped: each the mean of the other's group
+    TensorMap got = test::reference_as_outputs(c, ref);
+    HostTensor& k = got.at("k_merged");
+    for (int64_t x = 0; x < 128; ++x) {
+      const double a = k.get(x);
+      k.set(x, k.get(128 + x));
+      k.set(128 + x, a);
+    }
+    CHECK_FALSE(c.method->check(c, in, ref, got).pass());
+  }
+  {
+    TensorMap got = test::reference_as_outputs(c, ref);
+    got.at("w_merged").set(1, got.at("w_merged").get(1) + 1);
+    CHECK_FALSE(c.method->check(c, in, ref, got).pass());
+  }
+}
+
+TEST_CASE("zeromerge and zeromerge_decode pass on the CPU's best ISA and on the AVX2 baseline", "[cpu]") {
+  CHECK(test::cpu_rows_not_passing(test::kZeromergeCases).empty());
   CHECK(test::cpu_rows_not_passing(test::kZeromergeDecodeCases).empty());
 }
