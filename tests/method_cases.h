@@ -193,6 +193,11 @@ inline const std::vector<std::string> kTokenselectCases = {
     "tokenselect/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=20,n_init=4,n_local=16/bf16/s4",
     "tokenselect/batch=1,q_heads=4,kv_heads=2,head_dim=32,kv_len=77,budget=1,n_init=0,n_local=0/f32/s5",
     "tokenselect/batch=1,q_heads=4,kv_heads=1,head_dim=16,kv_len=200,budget=24,score_scale=1/f16/s6",
+    // The selection cache: a hit (cosine 0.95), a batch of misses (0.5) at GQA 7 and head_dim 80,
+    // and f32 queries planted at the threshold itself (the SEMI edge: either decision).
+    "tokenselect/batch=1,q_heads=8,kv_heads=2,head_dim=128,kv_len=1024,budget=128,selection_cache=true/bf16/s7",
+    "tokenselect/batch=3,q_heads=7,kv_heads=1,head_dim=80,kv_len=700,budget=100,selection_cache=true,cache_similarity=0.5/f16/s8",
+    "tokenselect/batch=2,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=64,selection_cache=true,cache_similarity=0.9/f32/s9",
 };
 
 // quest (selection-only, whole pages): GQA 4 at Llama's widths in a batch of 2 with a partial
@@ -226,6 +231,17 @@ inline const std::vector<std::string> kLessismoreCases = {
     "lessismore/batch=1,q_heads=12,kv_heads=1,head_dim=16,kv_len=6000,budget=5000,recent_ratio=0/bf16/s7",
 };
 
+// zeromerge (the prefill init): Llama's widths at 8x with 4 dense slots; GQA group 7 at head_dim
+// 80 with a tail of 2 and one dense slot; a prompt within the budget (nothing merged, the slots
+// empty); 10 evicted tokens over 8 dense slots (groups of 2 and 1); f32 MHA rows in a batch of 3.
+inline const std::vector<std::string> kZeromergeCases = {
+    "zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128,dense=4/bf16/s1",
+    "zeromerge/batch=2,q_heads=7,kv_heads=1,head_dim=80,kv_len=300,budget=40,tail=2/f16/s2",
+    "zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=100,budget=128/bf16/s3",
+    "zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=130,budget=128,dense=8,tail=16/bf16/s4",
+    "zeromerge/batch=3,q_heads=2,kv_heads=2,head_dim=32,kv_len=500,budget=64,decay=0.9,lambda=2/f32/s5",
+};
+
 // Every KV-selection method's shared cases, by name: the family's tests on every backend run them
 // all, and fail for a registered kvcomp method that has none here.
 // Whether a method is one of the KV-selection family's (scored_selection.h): what kvcomp_cases()
@@ -238,7 +254,8 @@ inline const std::map<std::string, std::vector<std::string>>& kvcomp_cases() {
       {"headkv", kHeadkvCases}, {"knorm", kKnormCases},
       {"lessismore", kLessismoreCases}, {"pyramidkv", kPyramidkvCases}, {"quest", kQuestCases},
       {"sagekv", kSagekvCases}, {"snapkv", kSnapkvCases},
-      {"streaming_llm", kStreamingLlmCases}, {"tokenselect", kTokenselectCases}, {"tova", kTovaCases}};
+      {"streaming_llm", kStreamingLlmCases}, {"tokenselect", kTokenselectCases}, {"tova", kTovaCases},
+      {"zeromerge", kZeromergeCases}};
   return cases;
 }
 
@@ -382,17 +399,6 @@ inline const std::vector<std::string> kFrspecCases = {
 // sequences (an empty one included), one token, a residual window longer than the sequence (all
 // full precision), 16 rows of one KV head with groups of 64 and the other rounding, 4-bit groups
 // of 128 over 5000 tokens.
-// zeromerge (the prefill init): Llama's widths at 8x with 4 dense slots; GQA group 7 at head_dim
-// 80 with a tail of 2 and one dense slot; a prompt within the budget (nothing merged, the slots
-// empty); 10 evicted tokens over 8 dense slots (groups of 2 and 1); f32 MHA rows in a batch of 3.
-inline const std::vector<std::string> kZeromergeCases = {
-    "zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=128,kv_len=1000,budget=128,dense=4/bf16/s1",
-    "zeromerge/batch=2,q_heads=7,kv_heads=1,head_dim=80,kv_len=300,budget=40,tail=2/f16/s2",
-    "zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=100,budget=128/bf16/s3",
-    "zeromerge/batch=1,q_heads=8,kv_heads=2,head_dim=64,kv_len=130,budget=128,dense=8,tail=16/bf16/s4",
-    "zeromerge/batch=3,q_heads=2,kv_heads=2,head_dim=32,kv_len=500,budget=64,decay=0.9,lambda=2/f32/s5",
-};
-
 // zeromerge_decode: Llama's widths filling the cache from a short prompt then merging; GQA group
 // 7 at head_dim 80 with a tail of 2 (a ring of one slot), the l2 metric and summed scores; many
 // dense slots with a stronger compensation; a single dense slot over a long prompt in f32;

@@ -35,6 +35,10 @@ std::vector<int32_t> planned_row_budgets(const Case& c) {
 
 int64_t merged_slots(const Case& c) { return scored_selection(c).merge_rule(c).slots; }
 
+bool selection_cache_on(const Case& c) { return scored_selection(c).selection_cache(c).on; }
+
+float selection_cache_threshold(const Case& c) { return static_cast<float>(scored_selection(c).selection_cache(c).threshold); }
+
 bool scores_needed(const Case& c) {
   const ScoredSelection& m = scored_selection(c);
   const SelectionParams s = m.selection(c);
@@ -173,6 +177,28 @@ TensorMap ScoredSelection::inputs(const Case& c) const {
     in.emplace("q", decode_query(in.at("q_obs"), c.dtype));
     in.erase("q_obs");
   }
+  if (const SelectionCacheRule cache = selection_cache(c); cache.on) {
+    // The cached query, and the selection it made one step earlier: its vote over this cache's
+    // candidates but the newest, the top top_k by the tie rule.
+    const SelectionParams s = selection(c);
+    in.emplace("q_cached", plant_cached_query(s, in.at("q"), cache.similarity, c.dtype, c.seed));
+    TensorMap as_cached;
+    for (const char* name : {"k", "v"}) as_cached.emplace(name, in.at(name).clone());
+    as_cached.emplace("q", in.at("q_cached").clone());
+    const int64_t C = s.candidates, K = s.top_k;
+    HostTensor topk("topk_cached", DType::i32, {score_rows(s), K});
+    harness_pool().parallel_for(score_rows(s), [&](int64_t begin, int64_t end) {
+      std::vector<double> scores(C);
+      std::vector<int32_t> order(C), chosen(K);
+      for (int64_t r = begin; r < end; ++r) {
+        score(c, as_cached, r, scores.data());
+        scores[C - 1] = -INFINITY;
+        select_top_k(scores.data(), C, K, order.data(), chosen.data());
+        for (int64_t i = 0; i < K; ++i) topk.set(r * K + i, static_cast<double>(s.sinks + chosen[i]));
+      }
+    });
+    in.emplace("topk_cached", std::move(topk));
+  }
   return in;
 }
 
@@ -279,6 +305,11 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
     std::copy_n(scores.data() + score_row_of(s, r) * C, C, row_scores.data() + r * C);
 
   Chosen chosen(rows);
+  // The selection cache: rows whose query is close to the cached one take the cached top-k; the
+  // fresh selection of every row stays for the check (an impl may decide the other way near θ).
+  const SelectionCacheRule cache = selection_cache(c);
+  std::vector<double> cos;
+  if (cache.on) cos = cache_cosines(s, in);
   if (policy_ == BudgetPolicy::head_floor && C > 0) {
     choose_across_heads(s, row_scores, s.top_k, s.floor, chosen);
   } else {
@@ -292,6 +323,28 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
     });
   }
 
+  Reference ref;
+  if (cache.on) {
+    HostTensor fresh_idx("fresh_idx", DType::i32, {s.batch, s.kv_heads, cap}), fresh_len("fresh_len", DType::i32, {s.batch, s.kv_heads});
+    HostTensor hit("cache_hit", DType::i32, {score_rows(s)}), cos_t("cache_cos", DType::f64, {score_rows(s)});
+    fresh_idx.fill(-1);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t n = 0;
+      for (int64_t j = 0; j < s.sinks; ++j) fresh_idx.set(r * cap + n++, static_cast<double>(j));
+      for (int32_t j : chosen[r]) fresh_idx.set(r * cap + n++, static_cast<double>(s.sinks + j));
+      for (int64_t j = T - s.recent; j < T; ++j) fresh_idx.set(r * cap + n++, static_cast<double>(j));
+      fresh_len.set(r, static_cast<double>(n));
+      const int64_t sr = score_row_of(s, r);
+      if (cos[sr] >= cache.threshold)
+        for (size_t i = 0; i < chosen[r].size(); ++i)
+          chosen[r][i] = static_cast<int32_t>(in.at("topk_cached").get(sr * s.top_k + static_cast<int64_t>(i))) - s.sinks;
+    }
+    for (int64_t sr = 0; sr < score_rows(s); ++sr) {
+      hit.set(sr, cos[sr] >= cache.threshold ? 1.0 : 0.0);
+      cos_t.set(sr, cos[sr]);
+    }
+    for (HostTensor* t : {&fresh_idx, &fresh_len, &hit, &cos_t}) ref.tensors.emplace(t->name(), std::move(*t));
+  }
   HostTensor idx("kept_idx", DType::i32, {s.batch, s.kv_heads, cap});
   HostTensor len("kept_len", DType::i32, {s.batch, s.kv_heads});
   const int64_t copy_rows = s.sparse_step ? 0 : cap;
@@ -322,7 +375,6 @@ Reference ScoredSelection::reference(const Case& c, const TensorMap& in) const {
       }
     }
   });
-  Reference ref;
   ref.tensors.emplace("kept_idx", std::move(idx));
   ref.tensors.emplace("kept_len", std::move(len));
   if (!s.sparse_step) {
@@ -354,6 +406,7 @@ std::vector<OutputDecl> ScoredSelection::outputs(const Case& c) const {
   if (selection_only()) {  // the step's output in place of the compacted copy
     decls.resize(2);
     decls.push_back(sparse_step_output(selection(c), c.dtype));
+    if (selection_cache(c).on) decls.push_back(cache_hit_output(selection(c)));
   } else if (const int64_t M = merge_rule(c).slots; M > 0) {
     for (OutputDecl& d : merged_slot_outputs(selection(c), M, c.dtype)) decls.push_back(std::move(d));
   }
@@ -410,6 +463,7 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
     report.outputs.push_back(check_sparse_step(c, selection(c), in, got));
     return report;
   };
+  if (selection_cache(c).on) return check_with_cache(c, in, ref, got, finish);
   if (std::optional<OutputCheck> own = check_kept(c, in, ref, got))
     return finish(check_exact(len_decl, ref.tensors.at("kept_len"), got.at("kept_len"), nullptr), std::move(*own));
   if (!scored()) {
@@ -446,6 +500,55 @@ CheckReport ScoredSelection::check(const Case& c, const TensorMap& in, const Ref
   return finish(std::move(lengths), std::move(idx));
 }
 
+CheckReport ScoredSelection::check_with_cache(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got,
+                                              const std::function<CheckReport(OutputCheck, OutputCheck)>& finish) const {
+  const SelectionParams s = selection(c);
+  const SelectionCacheRule cache = selection_cache(c);
+  const auto decls = outputs(c);
+  const HostTensor &hit = got.at("cache_hit"), &cos = ref.tensors.at("cache_cos");
+  const double band = cache_cosine_band(s) * std::max(1.0, std::abs(cache.threshold));
+  OutputCheck hit_check{"cache_hit", CheckClass::SEMI, true, ""};
+  int64_t near = 0;
+  std::vector<char> impl_hit(score_rows(s), 0);
+  for (int64_t sr = 0; sr < score_rows(s); ++sr) {
+    const double v = hit.get(sr), want = cos.get(sr) >= cache.threshold ? 1 : 0;
+    const bool at_threshold = std::abs(cos.get(sr) - cache.threshold) <= band;
+    near += at_threshold;
+    if ((v != 0 && v != 1) || (v != want && !at_threshold)) {
+      if (hit_check.pass)
+        hit_check.message = cat("cache_hit[", sr, "] = ", short_num(v), ": cos(q, q_cached) = ", short_num(cos.get(sr)), " against threshold ",
+                                short_num(cache.threshold), " (band ", short_num(band), ") decides ", want);
+      hit_check.pass = false;
+    }
+    impl_hit[sr] = v == 1;
+  }
+  hit_check.metrics["near_threshold"] = near;
+  // The set each row must have kept by the impl's own decision: the fresh selection (SET with the
+  // scorer's band), or on a hit the cached one (scores that allow no exchange).
+  HostTensor want_idx = ref.tensors.at("fresh_idx").clone(), want_len = ref.tensors.at("fresh_len").clone();
+  HostTensor scores = ref.tensors.at("scores").clone();
+  const int64_t cap = s.capacity, T = s.kv_len;
+  for (int64_t r = 0; r < cache_rows(s); ++r) {
+    const int64_t sr = score_row_of(s, r);
+    if (!impl_hit[sr]) continue;
+    int64_t n = 0;
+    for (int64_t j = 0; j < s.sinks; ++j) want_idx.set(r * cap + n++, static_cast<double>(j));
+    for (int64_t j = s.sinks; j < s.sinks + s.candidates; ++j) scores.set(r * T + j, -1e30);
+    for (int64_t i = 0; i < s.top_k; ++i) {
+      const double j = in.at("topk_cached").get(sr * s.top_k + i);
+      want_idx.set(r * cap + n++, j);
+      scores.set(r * T + static_cast<int64_t>(j), 1e30);
+    }
+    for (int64_t j = T - s.recent; j < T; ++j) want_idx.set(r * cap + n++, static_cast<double>(j));
+  }
+  TieBand tie;
+  for (int64_t r = 0; r < cache_rows(s); ++r) tie.c_rel.push_back(ref.tensors.at("tie_c").get(r));
+  OutputCheck idx = check_set(decls[0], want_idx, want_len, got.at("kept_idx"), got.at("kept_len"), scores, tie);
+  CheckReport report = finish(check_exact(decls[1], want_len, got.at("kept_len"), nullptr), std::move(idx));
+  report.outputs.push_back(std::move(hit_check));
+  return report;
+}
+
 Work ScoredSelection::work(const Case& c) const {
   if (c.phase == "decode") return step_work(step_spec(c), c.dtype);
   const SelectionParams s = selection(c);
@@ -478,6 +581,14 @@ Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMa
     // What choosing the set reads per step (the scorer's bytes), beside what the step reads.
     const SelectionParams s = selection(c);
     q["selection_bytes_per_step"] = scores_needed(s) ? score_work(c).bytes : 0.0;
+    if (selection_cache(c).on) {  // the cosine reads q and q_cached; a step that hits scores nothing
+      const HostTensor& hit = out.at("cache_hit");
+      double hits = 0;
+      for (int64_t r = 0; r < hit.numel(); ++r) hits += hit.get(r);
+      const double rate = hits / static_cast<double>(hit.numel());
+      q["cache_hit_rate"] = rate;
+      q["selection_bytes_per_step"] = 2.0 * static_cast<double>(in.at("q").bytes()) + (1.0 - rate) * q["selection_bytes_per_step"].get<double>();
+    }
   }
   // The point the method was asked for, kvpress's 1 / (1 − compression_ratio): the case's budget
   // is kept tokens per row on average over all that shares it (a layer's heads, a model's layers),
@@ -490,6 +601,14 @@ Json ScoredSelection::quality(const Case& c, const TensorMap& in, const TensorMa
 std::vector<RelatedCase> ScoredSelection::companions(const Case& c) const {
   if (c.phase == "decode") return step_companions(step_spec(c), c.dtype);
   if (selection_only()) return sparse_step_companions(selection(c), budget(c), c.dtype);
+  if (const int64_t M = merge_rule(c).slots; M > 0) {
+    // The compressed decode reads the merged slots too, with their log-weight bias: bias_decode.
+    CompactedCache cc = compacted(c);
+    cc.kept += M;
+    std::vector<RelatedCase> comp = decode_companions(cc, c.dtype);
+    comp[0].method = "bias_decode";
+    return comp;
+  }
   return decode_companions(compacted(c), c.dtype);
 }
 

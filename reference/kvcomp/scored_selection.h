@@ -31,7 +31,8 @@
 // A selection-only method (selection_only(): tokenselect, quest) keeps the whole cache: its
 // selection is the same, and instead of k_kept and v_kept it yields the decode step that reads the
 // kept keys in place (sparse_step.h): q in the inputs, O in the outputs, bytes read per step in
-// its quality, gather_decode and full decode as companions.
+// its quality, gather_decode and full decode as companions; with a selection cache
+// (selection_cache(): TokenSelect's) a step whose query is close to the cached one reuses its set.
 //
 // Every backend has the same split: the method's score kernel fills a [score rows, candidates]
 // f32 buffer (optionally through the shared pooling stage), and the shared stages select and
@@ -39,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -47,6 +49,7 @@
 #include "eviction_step.h"
 #include "gkv.h"
 #include "merged_slots.h"
+#include "selection_cache.h"
 #include "scored_selection_common.h"
 
 namespace attnbench::kvcomp {
@@ -91,6 +94,8 @@ class ScoredSelection : public Method {
   virtual bool selection_only() const { return false; }
   // Whether (and into how many slots per row) the evicted tokens are merged (merged_slots.h).
   virtual MergeRule merge_rule(const Case& /*c*/) const { return {}; }
+  // A selection-only method's selection cache (selection_cache.h): off unless the method has one.
+  virtual SelectionCacheRule selection_cache(const Case& /*c*/) const { return {}; }
   BudgetPolicy policy() const { return policy_; }
   // Every row's kept count (forced tokens included) under a uniform or per-row budget: a function
   // of the case alone, which every backend's impl uploads with per-row budgets.
@@ -164,6 +169,10 @@ class ScoredSelection : public Method {
   ParamSchema schema_;
 
  private:
+  // check() of a selection-only case with a selection cache: cache_hit SEMI, then the kept set
+  // against the impl's own decision per row (the cached set exactly, or the fresh set's SET check).
+  CheckReport check_with_cache(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got,
+                               const std::function<CheckReport(OutputCheck, OutputCheck)>& finish) const;
   // The compacted cache's shape; with ragged rows, `kept` is budget(c), the mean kept count.
   CompactedCache compacted(const Case& c) const;
 

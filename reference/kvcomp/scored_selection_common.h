@@ -77,6 +77,11 @@ bool scores_needed(const Case& c);
 // Merged slots per row (merged_slots.h): 0 unless the method merges what it evicts, when every
 // backend's family impl runs its merge stage after the gather.
 int64_t merged_slots(const Case& c);
+// Whether a selection-only case reuses a cached selection where its query is close to the cached
+// one (selection_cache.h): every backend's family impl then computes the cosines first.
+bool selection_cache_on(const Case& c);
+// The cosine threshold of such a case.
+float selection_cache_threshold(const Case& c);
 
 ATTNBENCH_HD inline int64_t cache_rows(const SelectionParams& s) { return int64_t{s.batch} * s.kv_heads; }
 ATTNBENCH_HD inline int64_t score_rows(const SelectionParams& s) { return s.shared_scores ? s.batch : cache_rows(s); }

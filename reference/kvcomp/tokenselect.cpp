@@ -32,12 +32,17 @@
 //     the authors' Triton kernel indexes h mod kv_heads, which differs from their model's grouping
 //     whenever kv_heads < q_heads.
 //   - fp32 scores (the authors': bf16), ties to the smaller index (torch.topk leaves them open).
-//   - one decode step per case; the authors' selection cache (reuse the last top-k while the
-//     query's cosine to the cached one stays ≥ 0.9) is not part of this step yet.
+//   - selection cache (selection_cache, the authors' QUERY_CACHE; selection_cache.h): the cosine of
+//     the sequence's decode query, flattened over its heads, with the cached query decides; on a hit
+//     the cached top-k and the current sinks and local window. The authors' fingerprint is the same
+//     flattened query (the mean over a step's queries: one query here); their threshold 0.9 per
+//     layer is cache_threshold. One step per case: the cached query and its top-k are planted
+//     (cache_similarity sets the cosine), so cases choose a hit, a miss or the threshold's edge.
 //
 // Inputs: the family's G-KV cache (its 32-query window, of which the last query is the step's
-// q), k, v, q_future. Outputs (sparse_step.h): kept_idx SET with the scorer's tie band, kept_len,
-// O TOL over the impl's own set.
+// q), k, v, q_future; with selection_cache q_cached and topk_cached. Outputs (sparse_step.h):
+// kept_idx SET with the scorer's tie band, kept_len, O TOL over the impl's own set; with
+// selection_cache cache_hit (SEMI near the threshold) and the set checked by the impl's decision.
 #include "attnbench/error.h"
 #include "snapkv_scorer.h"
 
@@ -60,8 +65,17 @@ class Tokenselect final : public SnapkvScored {
                  "max pooling of the votes along the keys (odd, same padding; 1: none, the authors' default)"});
     schema_.add({"score_scale", ParamType::Float, Value(0.0), {}, 0.0, 1e3, {},
                  "logit scale inside each head's softmax; 0: 1/sqrt(head_dim) (the authors' raw dot products: 1)"});
+    schema_.add({"selection_cache", ParamType::Bool, Value(false), {}, {}, {}, {},
+                 "reuse the cached top-k while the query's cosine to the cached query stays >= cache_threshold (the authors' QUERY_CACHE)"});
+    schema_.add({"cache_threshold", ParamType::Float, Value(0.9), {}, -1.0, 1.0, {}, "the cosine at and above which the cached selection is reused"});
+    schema_.add({"cache_similarity", ParamType::Float, Value(0.95), {}, -1.0, 1.0, {},
+                 "the planted cosine between the step's query and the cached selection's query"});
     add_n_future();
     add_ties();
+    schema_.rule("selection_cache: budget < kv_len", [](const Params& p, const std::string&) -> std::string {
+      if (!p.flag("selection_cache") || p.i64("budget") < p.i64("kv_len")) return {};
+      return cat("budget=", p.i64("budget"), " covers kv_len=", p.i64("kv_len"), ": nothing is selected, so there is no selection to cache");
+    });
     schema_.rule("n_init + n_local <= budget", [](const Params& p, const std::string&) -> std::string {
       if (p.i64("n_init") + p.i64("n_local") <= p.i64("budget")) return {};
       return cat("budget=", p.i64("budget"), " is smaller than n_init + n_local = ", p.i64("n_init") + p.i64("n_local"),
@@ -74,6 +88,10 @@ class Tokenselect final : public SnapkvScored {
   }
 
   bool selection_only() const override { return true; }
+
+  SelectionCacheRule selection_cache(const Case& c) const override {
+    return {c.flag("selection_cache"), c.f64("cache_threshold"), c.f64("cache_similarity")};
+  }
 
   SnapkvParams scorer(const Case& c) const override {
     SnapkvParams m = last_query_scorer(c);

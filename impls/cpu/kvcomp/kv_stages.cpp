@@ -55,6 +55,33 @@ void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const
   std::memset(to + n * bytes, 0, (s.capacity - n) * bytes);
 }
 
+float cache_cosine(const void* q, const void* q_cached, DType dtype, int64_t n) {
+  const auto at = [&](const void* p, int64_t i) {
+    switch (dtype) {
+      case DType::f32: return static_cast<const float*>(p)[i];
+      case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(p)[i]);
+      default: return bf16_to_f32(static_cast<const uint16_t*>(p)[i]);
+    }
+  };
+  float dot = 0, na = 0, nb = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = at(q, i), b = at(q_cached, i);
+    dot += a * b;
+    na += a * a;
+    nb += b * b;
+  }
+  return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0f;
+}
+
+void take_cached_row(const kvcomp::SelectionParams& s, const int32_t* topk_cached, int64_t row, int32_t* kept_idx) {
+  int32_t* idx = kept_idx + row * s.capacity;
+  const int32_t* cached = topk_cached + kvcomp::score_row_of(s, row) * s.top_k;
+  int64_t n = 0;
+  for (int32_t j = 0; j < s.sinks; ++j) idx[n++] = j;
+  for (int32_t i = 0; i < s.top_k; ++i) idx[n++] = cached[i];
+  for (int32_t j = s.kv_len - s.recent; j < s.kv_len; ++j) idx[n++] = j;
+}
+
 void merge_row(const kvcomp::SelectionParams& s, int64_t slots, DType dtype, const int32_t* kept_idx, const int32_t* kept_len,
                const void* src, void* dst, float* weights, int64_t row, float* acc) {
   const int64_t d = s.head_dim, T = s.kv_len, n = kept_len[row];

@@ -50,6 +50,13 @@ void budgets_across_heads(const kvcomp::SelectionParams& s, const float* scores,
 void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const int32_t* kept_len, const void* src,
                 void* dst, int64_t row);
 
+// The selection cache (reference/kvcomp/selection_cache.h): the cosine of n values of q and
+// q_cached (one score row's heads, flattened) in fp32, sums in order.
+float cache_cosine(const void* q, const void* q_cached, DType dtype, int64_t n);
+// A row that reuses the cached selection: kept_idx = the sinks, the cached top_k (absolute
+// positions, ascending) and the recent window, in order; kept_len unchanged (the row's budget).
+void take_cached_row(const kvcomp::SelectionParams& s, const int32_t* topk_cached, int64_t row, int32_t* kept_idx);
+
 // The merged slots of one row of K or V (reference/kvcomp/merged_slots.h): the tokens not in the
 // row's kept_idx (ascending) in `slots` contiguous groups, each group's mean in fp32 (a running sum
 // in order, then divided by its size) into dst [rows, slots, head_dim] in the storage dtype, and

@@ -28,6 +28,15 @@ void CpuScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffer
     attn::StageIo sio{io["q"].ptr(), k_, v_, kept_len_, io["O"].ptr(), step_lse_->ptr<float>(), nullptr};
     sio.key_idx = kept_idx_;
     step_.prepare(kvcomp::sparse_step_params(s_), c.dtype, sio, *cpu_);
+    cache_ = kvcomp::selection_cache_on(c);
+    dtype_ = c.dtype;
+    if (cache_) {
+      cache_threshold_ = kvcomp::selection_cache_threshold(c);
+      q_ = io["q"].ptr();
+      q_cached_ = io["q_cached"].ptr();
+      topk_cached_ = io["topk_cached"].ptr<int32_t>();
+      cache_hit_ = io["cache_hit"].ptr<int32_t>();
+    }
   } else {
     k_kept_ = io["k_kept"].ptr();
     v_kept_ = io["v_kept"].ptr();
@@ -69,7 +78,18 @@ void CpuScoredSelection::pool_into_scores(const float* raw, int32_t mode) {
 
 void CpuScoredSelection::run() {
   const int64_t rows = kvcomp::cache_rows(s_);
-  if (scoring_) score();
+  bool every_row_hits = false;
+  if (cache_) {  // the cosines first: a step whose every row hits scores nothing
+    const int64_t n = int64_t{kvcomp::heads_per_score_row(s_)} * s_.head_dim;
+    const size_t bytes = static_cast<size_t>(n) * s_.elem_bytes;
+    every_row_hits = true;
+    for (int64_t r = 0; r < kvcomp::score_rows(s_); ++r) {
+      const float cos = kv::cache_cosine(static_cast<const char*>(q_) + r * bytes, static_cast<const char*>(q_cached_) + r * bytes, dtype_, n);
+      cache_hit_[r] = cos >= cache_threshold_ ? 1 : 0;
+      every_row_hits = every_row_hits && cache_hit_[r];
+    }
+  }
+  if (scoring_ && !every_row_hits) score();
   if (scoring_ && s_.across_heads) {
     int32_t* words = across_->ptr<int32_t>();
     const size_t ints = kv::across_scratch_ints(s_);
@@ -85,7 +105,14 @@ void CpuScoredSelection::run() {
   };
   if (s_.sparse_step) {
     pool_->parallel_for_slots(rows, [&](int64_t begin, int64_t end, unsigned slot) {
-      for (int64_t row = begin; row < end; ++row) select(row, slot);
+      for (int64_t row = begin; row < end; ++row) {
+        if (cache_ && cache_hit_[kvcomp::score_row_of(s_, row)]) {
+          kv::take_cached_row(s_, topk_cached_, row, kept_idx_);
+          kept_len_[row] = s_.kept;
+        } else {
+          select(row, slot);
+        }
+      }
     });
     step_.run();
     return;

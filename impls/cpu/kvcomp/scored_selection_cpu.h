@@ -48,6 +48,11 @@ class CpuScoredSelection : public kvcomp::ScoredSelectionImpl {
   const void *k_ = nullptr, *v_ = nullptr;
   void *k_kept_ = nullptr, *v_kept_ = nullptr;
   int64_t merged_ = 0;  // kvcomp::merged_slots(c): the evicted tokens' slots per row
+  bool cache_ = false;  // kvcomp::selection_cache_on(c): a row close to its cached query reuses its set
+  float cache_threshold_ = 0;
+  const void *q_ = nullptr, *q_cached_ = nullptr;
+  const int32_t* topk_cached_ = nullptr;
+  int32_t* cache_hit_ = nullptr;
   DType dtype_ = DType::f32;
   void *k_merged_ = nullptr, *v_merged_ = nullptr;
   float* w_merged_ = nullptr;

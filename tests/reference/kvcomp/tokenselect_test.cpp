@@ -1,7 +1,10 @@
 // tokenselect's spec: the vote by hand (each head's softmax over the candidates alone, summed over
 // the sequence's heads), the set it reads, the step's O over that set, the edge cases, the checks'
 // negative test (a kept candidate swapped for the worst one: the set fails, and O, still the
-// reference set's, fails over the impl's) and what its quality reports. The family's selection is tested for every KV method in scored_selection_test.cpp.
+// reference set's, fails over the impl's), what its quality reports, and the selection cache (the
+// planted cosine, the cached set on a hit, the fresh one on a miss, a wrong decision failing and
+// either decision passing at the threshold). The family's selection is tested for every KV method
+// in scored_selection_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +14,8 @@
 #include "attnbench/cases.h"
 #include "attnbench/error.h"
 #include "attnbench/method.h"
+#include "reference/kvcomp/scored_selection.h"
+#include "reference/kvcomp/sparse_step.h"
 #include "support.h"
 
 using namespace attnbench;
@@ -182,4 +187,64 @@ TEST_CASE("tokenselect: quality reports the bytes a step reads beside the whole 
   REQUIRE(rel.size() == 2);
   CHECK(rel[0].method == "gather_decode");
   CHECK(rel[1].role == "decode_full");
+}
+
+TEST_CASE("tokenselect's selection cache: the planted cosine, the cached set on a hit, the fresh one on a miss", "[unit]") {
+  const Case hit = parse_case_id("tokenselect/batch=1,q_heads=8,kv_heads=2,head_dim=128,kv_len=1024,budget=128,selection_cache=true/f32/s7");
+  const TensorMap in = hit.method->inputs(hit);
+  const kvcomp::SelectionParams s = kvcomp::selection_params(hit);
+  const std::vector<double> cos = kvcomp::cache_cosines(s, in);
+  CHECK(cos[0] == Approx(0.95).margin(1e-6));
+  const Reference ref = hit.method->reference(hit, in);
+  CHECK(ref.tensors.at("cache_hit").get(0) == 1.0);
+  // The kept set: n_init 1, the cached top 111, the local 16.
+  CHECK(ref.tensors.at("kept_idx").get(0) == 0.0);
+  for (int64_t i = 0; i < s.top_k; ++i) CHECK(ref.tensors.at("kept_idx").get(1 + i) == in.at("topk_cached").get(i));
+  CHECK(ref.tensors.at("kept_idx").get(127) == 1023.0);
+  REQUIRE(hit.method->check(hit, in, ref, test::reference_as_outputs(hit, ref)).pass());
+  {  // a miss claimed far from the threshold
+    TensorMap got = test::reference_as_outputs(hit, ref);
+    got.at("cache_hit").set(0, 0.0);
+    CHECK_FALSE(hit.method->check(hit, in, ref, got).pass());
+  }
+  {  // the hit claimed but the fresh selection kept
+    TensorMap got = test::reference_as_outputs(hit, ref);
+    for (int64_t i = 0; i < 128; ++i) got.at("kept_idx").set(i, ref.tensors.at("fresh_idx").get(i));
+    bool differs = false;
+    for (int64_t i = 0; i < 128; ++i) differs = differs || ref.tensors.at("fresh_idx").get(i) != ref.tensors.at("kept_idx").get(i);
+    REQUIRE(differs);
+    CHECK_FALSE(hit.method->check(hit, in, ref, got).pass());
+  }
+  const Case miss = parse_case_id("tokenselect/batch=1,q_heads=8,kv_heads=2,head_dim=128,kv_len=1024,budget=128,selection_cache=true,cache_similarity=0.5/f32/s7");
+  const TensorMap min = miss.method->inputs(miss);
+  const Reference mref = miss.method->reference(miss, min);
+  CHECK(mref.tensors.at("cache_hit").get(0) == 0.0);
+  for (int64_t i = 0; i < 128; ++i) CHECK(mref.tensors.at("kept_idx").get(i) == mref.tensors.at("fresh_idx").get(i));
+  {  // a hit claimed on a miss
+    TensorMap got = test::reference_as_outputs(miss, mref);
+    got.at("cache_hit").set(0, 1.0);
+    CHECK_FALSE(miss.method->check(miss, min, mref, got).pass());
+  }
+  // At the threshold (f32 queries planted at cosine 0.9 = θ): either decision passes with its own set.
+  const Case edge = parse_case_id("tokenselect/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=300,budget=64,selection_cache=true,cache_similarity=0.9/f32/s9");
+  const TensorMap ein = edge.method->inputs(edge);
+  const Reference eref = edge.method->reference(edge, ein);
+  TensorMap flipped = test::reference_as_outputs(edge, eref);
+  const bool was_hit = eref.tensors.at("cache_hit").get(0) == 1.0;
+  flipped.at("cache_hit").set(0, was_hit ? 0.0 : 1.0);
+  const kvcomp::SelectionParams es = kvcomp::selection_params(edge);
+  for (int64_t r = 0; r < es.kv_heads; ++r) {  // every KV head takes the other decision's set
+    int64_t n = 0;
+    for (int64_t j = 0; j < es.sinks; ++j) flipped.at("kept_idx").set(r * es.capacity + n++, static_cast<double>(j));
+    if (was_hit) {
+      for (int64_t i = 0; i < es.capacity; ++i) flipped.at("kept_idx").set(r * es.capacity + i, eref.tensors.at("fresh_idx").get(r * es.capacity + i));
+    } else {
+      for (int64_t i = 0; i < es.top_k; ++i) flipped.at("kept_idx").set(r * es.capacity + n++, ein.at("topk_cached").get(i));
+      for (int64_t j = es.kv_len - es.recent; j < es.kv_len; ++j) flipped.at("kept_idx").set(r * es.capacity + n++, static_cast<double>(j));
+    }
+  }
+  // O over the flipped set: the check recomputes it over the impl's own set, so recompute it too.
+  const attention::DenseRows o = kvcomp::sparse_step_rows(edge, es, ein, flipped.at("kept_idx"), flipped.at("kept_len"));
+  for (int64_t i = 0; i < o.o.numel(); ++i) flipped.at("O").set(i, o.o.get(i));
+  CHECK(edge.method->check(edge, ein, eref, flipped).pass());
 }
