@@ -568,18 +568,19 @@ class ZeromergeDecode final : public Method {
     return report;
   }
 
+  // The inputs read once and the outputs written once (method.h's ideal): a row's cache is a few
+  // MiB at most, which the steps re-read from the caches close to the cores, not from memory; the
+  // flops are every step's QKᵀ and PV and the scores' second QKᵀ. The row is latency-bound (one
+  // step after another), so its fraction of the read ceiling says how far it is from streaming.
   Work work(const Case& c) const override {
     const ZeromergeParams s = zeromerge_params(c);
     const double es = static_cast<double>(dtype_size(c.dtype)), d = s.head_dim, rows = double(s.batch) * s.kv_heads;
-    const double qh = double(s.batch) * s.q_heads;
+    const double qh = double(s.batch) * s.q_heads, S = s.steps, N = s.budget;
     Work w;
-    for (int32_t t = 0; t < s.steps; ++t) {
-      const double n = zm_fill(s, t) + 1.0;
-      // The step's QKᵀ, PV and the scores' second QKᵀ; K and V read once, weights and scores.
-      w.flops += 6.0 * d * n * qh;
-      w.bytes += rows * n * (2.0 * d * es + 8.0) + 2.0 * qh * d * es;
-      if (zm_fill(s, t) == s.budget) w.bytes += rows * (s.dense + 4.0) * d * es;  // the merge: dense keys, two slots moved
-    }
+    for (int32_t t = 0; t < s.steps; ++t) w.flops += 6.0 * d * (zm_fill(s, t) + 1.0) * qh;
+    w.bytes = 2 * rows * N * (2 * d * es + 8)     // the cache in and out: keys, values, weights, scores
+              + qh * S * d * es * 2               // q_new, out
+              + rows * S * (2 * d * es + 8);      // k_new, v_new, the decisions
     w.bound = Bound::read;
     return w;
   }
@@ -594,7 +595,6 @@ class ZeromergeDecode final : public Method {
     q["kv_bytes_full"] = 2.0 * rows * double(full) * s.head_dim * es;
     q["kv_bytes_kept"] = rows * s.budget * (2.0 * s.head_dim * es + 8.0);  // keys, values, weight and score
     q["compression_ratio"] = double(full) / s.budget;
-    q["compression_point"] = double(full) / s.budget;
     q["steps"] = s.steps;
     int64_t merges = 0;
     for (int32_t t = 0; t < s.steps; ++t) merges += zm_fill(s, t) == s.budget;
