@@ -70,4 +70,38 @@ PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float p
   return p;
 }
 
+MergeStage plan_merge(const kvcomp::SelectionParams& s, int64_t slots, DType dtype, const DeviceLimits& limits) {
+  const DeviceView d(limits);
+  MergeStage p;
+  p.unsupported = missing_feature(limits, {"storage16"}, "the merge stage");
+  if (!p.unsupported.empty()) return p;
+  ATTNBENCH_ASSERT(slots > 0, "plan_merge() for a method that merges nothing");
+  const uint32_t D = static_cast<uint32_t>(std::max(s.head_dim, 1));
+  // Lanes over the head dimension, up to 128, each lane summing every threads-th channel.
+  const uint32_t threads = d.workgroup(std::min(pow2_ceil(D), 128u)), per_lane = ceil_div(D, threads);
+  p.constants = {threads, dtype_code(dtype), per_lane};
+  const uint64_t rows = kvcomp::cache_rows(s);
+  p.groups = rows * static_cast<uint64_t>(slots);
+  // The longest group: the evicted tokens (every token but the forced ones, at most) over M.
+  const uint64_t forced = std::min<int64_t>(int64_t{s.sinks} + s.recent, s.kv_len);
+  const uint32_t longest = std::max(1u, ceil_div(static_cast<uint64_t>(s.kv_len) - forced, static_cast<uint64_t>(slots)));
+  // Loop iterations per chunk of `threads` tokens: the chunk loop, each lane's binary search over
+  // kept_idx (at most 1 + log2(capacity) steps) and the token loop with its channel loop.
+  uint32_t search = 1;
+  while ((uint64_t{1} << search) <= static_cast<uint64_t>(std::max(s.capacity, 1))) ++search;
+  const uint32_t cap_len = keys_within_loop_cap(d, 1 + search + uint64_t{threads} * (1 + per_lane), threads);
+  uint32_t pass_len = d.forced_splits > 0 ? ceil_div(longest, d.forced_splits) : longest;
+  if (cap_len > 0) pass_len = std::min(pass_len, cap_len);
+  const uint32_t passes = ceil_div(longest, pass_len);
+  for (uint32_t i = 0; i < passes; ++i)
+    p.passes.push_back({s, {static_cast<uint32_t>(slots), static_cast<uint32_t>(p.groups), i * pass_len, pass_len,
+                            i == 0 ? 1u : 0u, i + 1 == passes ? 1u : 0u}});
+  if (passes > 1) p.sums_bytes = p.groups * 2 * D * 4;
+  const uint64_t es = dtype_size(dtype);
+  p.unsupported = over_binding({{"k_merged/v_merged", p.groups * D * es, es},
+                                {"the merge's running sums", p.sums_bytes, 4}},
+                               d);
+  return p;
+}
+
 }  // namespace attnbench::vulkan::kv

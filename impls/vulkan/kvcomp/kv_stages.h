@@ -12,6 +12,13 @@
 //              the tie rule, −1 beyond the row's length, the length
 //   kv_gather  k_kept, v_kept at kept_idx, bit for bit; zeros beyond each row's length (none for a
 //              selection-only method, whose decode step reads the kept keys in place)
+//   kv_merge   a merging method's slots (kvcomp::merged_slots(c) = M > 0; reference/kvcomp/
+//              merged_slots.h): one workgroup per (row, slot), lanes over head_dim; the slot's
+//              group of evicted tokens located in kept_idx by binary search, its keys and values
+//              summed in order in fp32, divided by the group's size and stored in the dtype
+//              (k_merged, v_merged), the size as w_merged. Long groups on a device with a loop cap
+//              (or under vulkan.splits) are summed in passes, the running sums kept in a workspace
+//              between them, so the order of every sum stays the tokens' order.
 // The push-constant blocks are SelectionParams plus these plan fields; the field lists are read
 // by glslc too (ASCII, macros only; the C++ lives inside __cplusplus).
 #ifndef ATTNBENCH_VULKAN_KV_STAGES_H
@@ -26,6 +33,14 @@
   X(u32, visible_window) /* > 0: divide key j's sum by min(this, kv_len − j) instead */
 
 #define ATTNBENCH_KV_GATHER_PLAN(X) X(u32, words) /* 2-, 4- or 16-byte words of each of k_kept, v_kept */
+
+#define ATTNBENCH_KV_MERGE_PLAN(X)                                                          \
+  X(u32, slots)      /* M: merged slots per row */                                         \
+  X(u32, groups)     /* rows * slots: one workgroup per (row, slot) */                      \
+  X(u32, pass_begin) /* the pass's first token within each group (its rank among them) */   \
+  X(u32, pass_len)   /* tokens of each group this pass adds */                              \
+  X(u32, first)      /* 1: the pass starts the sums at 0, else reads the workspace's */     \
+  X(u32, last)       /* 1: the pass writes the means and weights, else the sums */
 
 // A score shader that needs only the selection and its grid (knorm's).
 #define ATTNBENCH_KV_SCORE_PLAN(X) X(u32, groups) /* workgroups launched */
@@ -44,6 +59,7 @@ namespace attnbench::vulkan::kv {
 ATTNBENCH_PARAM_STRUCT(PoolPlan, ATTNBENCH_KV_POOL_PLAN);
 ATTNBENCH_PARAM_STRUCT(GatherPlan, ATTNBENCH_KV_GATHER_PLAN);
 ATTNBENCH_PARAM_STRUCT(ScorePlan, ATTNBENCH_KV_SCORE_PLAN);
+ATTNBENCH_PARAM_STRUCT(MergePlan, ATTNBENCH_KV_MERGE_PLAN);
 
 struct SelectPush {
   kvcomp::SelectionParams sel;
@@ -59,6 +75,10 @@ struct GatherPush {
 struct ScorePush {
   kvcomp::SelectionParams sel;
   ScorePlan plan;
+};
+struct MergePush {
+  kvcomp::SelectionParams sel;
+  MergePlan plan;
 };
 
 // The stages' shapes for a case on a device: pure functions of the selection and the limits.
@@ -89,6 +109,20 @@ struct PoolStage {
 // mean_visible), min(visible_window, kv_len − j), instead of scaled by pre_scale.
 PoolStage plan_pool(const kvcomp::SelectionParams& s, uint32_t segments, float pre_scale, int32_t radius, int32_t mode,
                     const DeviceLimits& limits, uint32_t visible_window = 0);
+
+// The merge stage of a method that merges its evicted tokens into `slots` slots per row, after
+// the gather: one dispatch per pass, each over `groups` workgroups (every pass's push in order).
+// A group holds at most kv_len − sinks − recent tokens (the forced ones are always kept); a pass
+// adds as many of them as the device's loop cap lets one invocation walk (keys_within_loop_cap),
+// or a vulkan.splits-th of them, so one pass on a GPU.
+struct MergeStage {
+  std::string unsupported;          // why the merge cannot run here ("" if it can)
+  std::vector<uint32_t> constants;  // {threads, dtype code, channels per lane}
+  std::vector<MergePush> passes;
+  uint64_t groups = 0;
+  uint64_t sums_bytes = 16;  // the running sums between passes: [groups, 2, head_dim] f32
+};
+MergeStage plan_merge(const kvcomp::SelectionParams& s, int64_t slots, DType dtype, const DeviceLimits& limits);
 
 }  // namespace attnbench::vulkan::kv
 #endif  // __cplusplus

@@ -25,6 +25,7 @@ void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuf
   be_ = &as_vulkan(backend);
   const kvcomp::SelectionParams s = kvcomp::selection_params(c);
   scoring_ = kvcomp::scores_needed(c);
+  merge_plan_ = {};
   stages_ = kv::plan_stages(s, be_->probe().limits);
   ATTNBENCH_ASSERT(stages_.unsupported.empty(), "prepare() of a case supports() refused: ", stages_.unsupported);
   Allocator& alloc = be_->allocator();
@@ -44,6 +45,14 @@ void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuf
   } else {
     gather_ = be_->bind(be_->pipeline("kv_gather", stages_.gather_constants, 6),
                         {&io["kept_idx"], &io["kept_len"], &io["k"], &io["v"], &io["k_kept"], &io["v_kept"]});
+    if (const int64_t slots = kvcomp::merged_slots(c); slots > 0) {
+      merge_plan_ = kv::plan_merge(s, slots, c.dtype, be_->probe().limits);
+      ATTNBENCH_ASSERT(merge_plan_.unsupported.empty(), "the merge stage cannot run this case: ", merge_plan_.unsupported);
+      merge_sums_ = alloc.allocate(merge_plan_.sums_bytes, "selection.merge_sums");
+      merge_ = be_->bind(be_->pipeline("kv_merge", merge_plan_.constants, 8),
+                         {&io["kept_idx"], &io["kept_len"], &io["k"], &io["v"], &io["k_merged"], &io["v_merged"],
+                          &io["w_merged"], merge_sums_.get()});
+    }
   }
   if (stages_.across) {
     floor_idx_ = alloc.allocate(stages_.floor_idx_bytes, "selection.floor_idx");
@@ -87,6 +96,7 @@ void VulkanScoredSelection::run() {
     step_.run();
   else
     be_->dispatch(*gather_, stages_.gather, stages_.gather_groups);
+  for (const kv::MergePush& pass : merge_plan_.passes) be_->dispatch(*merge_, pass, merge_plan_.groups);
 }
 
 }  // namespace attnbench::vulkan

@@ -2,7 +2,8 @@
 // between scorer and stages is in docs/design.md). On Vulkan a scorer builds pipelines bound to
 // scores() in prepare_scores() (bind_pool() where it pools), records their dispatches in score()
 // (ending with dispatch_pool()), and names its shaders' limits in unsupported(); run() adds
-// kv_stages.h's kv_select and kv_gather to the same command buffer — or, for a selection-only
+// kv_stages.h's kv_select and kv_gather to the same command buffer, then for a method that merges
+// what it evicts (kvcomp::merged_slots(c) > 0: zeromerge) kv_merge's passes — or, for a selection-only
 // method (s.sparse_step), kv_select and the decode step over the kept set: the attention stage
 // (attention_stage.h, portable) with the kept lists (kvcomp::sparse_step_params), reading K and V
 // in place.
@@ -47,6 +48,10 @@ class VulkanScoredSelection : public kvcomp::ScoredSelectionImpl {
   kv::PoolStage pool_plan_;
   BufferPtr scores_, row_budget_;
   std::unique_ptr<BoundPipeline> pool_, select_, gather_;
+  // kv_merge (merged slots): its plan (no passes when the method merges nothing), running sums.
+  kv::MergeStage merge_plan_;
+  BufferPtr merge_sums_;
+  std::unique_ptr<BoundPipeline> merge_;
   // kv_across: workspaces and its passes (kv_stages.h).
   BufferPtr floor_idx_, across_idx_, boosted_, scratch_len_;
   std::unique_ptr<BoundPipeline> floor_select_, across_select_, copy_, raise_, count_;

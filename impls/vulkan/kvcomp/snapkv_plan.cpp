@@ -60,8 +60,8 @@ Plan make_plan(const kvcomp::SelectionParams& s, const kvcomp::SnapkvParams& m, 
     base.heads_per_block = static_cast<uint32_t>(std::min<uint64_t>(G, t.br / w));
   }
   base.segments = ceil_div(w, base.rows_per_head);
-  base.row_blocks = ceil_div(G, base.heads_per_block) * base.segments;
-  const uint64_t blocks = B * Hkv * base.row_blocks, target = uint64_t{d.cpu ? 2u : 4u} * d.cus;
+  const uint64_t row_blocks = uint64_t{ceil_div(G, base.heads_per_block)} * base.segments;  // as the shader derives it
+  const uint64_t blocks = B * Hkv * row_blocks, target = uint64_t{d.cpu ? 2u : 4u} * d.cus;
   p.stats = p.sums = {s, m, base};
   // At most kMaxSplitKeys keys per workgroup: on lavapipe, workgroups that looped over 16384 keys
   // (a 32k prompt with few KV heads, so one or two splits) returned scores outside the SET band

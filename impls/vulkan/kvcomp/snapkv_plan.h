@@ -5,16 +5,18 @@
 //                           key, or with candidate_softmax over the candidates
 //   snapkv_scores (MODE 1)  per window row block and candidate split: Σ_i P_{h,i,j} per head and key
 // then the family's stages (kv_stages.h): kv_pool (the mean over the window, pooling, the GQA
-// mean), kv_select, kv_gather. The plan fields are read by glslc too (ASCII list, C++ inside
-// __cplusplus).
+// mean), kv_select, kv_gather (and kv_merge for a merging method). The plan fields are read by
+// glslc too (ASCII list, C++ inside __cplusplus).
+// The scorer's push-constant block is SelectionParams (18 fields), SnapkvParams (7) and this
+// plan (7): 32 four-byte fields, exactly Vulkan's guaranteed 128 bytes. A new field must replace
+// one the shader can derive (as the row blocks per (batch, KV head) are derived from the others).
 #ifndef ATTNBENCH_VULKAN_SNAPKV_PLAN_H
 #define ATTNBENCH_VULKAN_SNAPKV_PLAN_H
 
 #define ATTNBENCH_SNAPKV_SCORES_PLAN(X)                                                 \
   X(u32, heads_per_block) /* HB */                                                      \
   X(u32, rows_per_head)   /* WB: window queries per block and head */                   \
-  X(u32, segments)        /* ceil(window / WB) */                                       \
-  X(u32, row_blocks)      /* per (batch, KV head): ceil(group / HB) * segments */      \
+  X(u32, segments)        /* ceil(window / WB); row blocks: ceil(group / HB) * segments */ \
   X(u32, splits)          /* key splits of this pass */                                 \
   X(u32, split_len)                                                                     \
   X(u32, stat_splits)     /* splits of MODE 0, merged by MODE 1 */                      \
@@ -40,6 +42,7 @@ struct ScoresPush {
   kvcomp::SnapkvParams m;
   ScoresPlan plan;
 };
+static_assert(sizeof(ScoresPush) <= 128, "Vulkan guarantees 128 bytes of push constants");
 
 struct Plan {
   std::string unsupported;  // non-empty: the case cannot run here, and why

@@ -3,8 +3,8 @@
 // query i of every query head, the softmax over its visible keys j ≤ E + i (E = kv_len −
 // obs_window; with candidate_softmax over its visible candidates alone: tokenselect), and
 // a_{h,j} = mean_i P_{h,i,j} for the candidates j ∈ [sinks, sinks + candidates) (snapkv: the
-// prefix). All in fp32, exp and 1/l accurate to a few ulp (the SET tie band of
-// methodology.md assumes exactly this).
+// prefix), with log_decay ≠ 0 each query's P weighted γ^(w−1−i) (zeromerge). All in fp32, exp and
+// 1/l accurate to a few ulp (the SET tie band of methodology.md assumes exactly this).
 //
 // Two passes of this shader (MODE), both a tiled S = Q·Kᵀ: a workgroup owns one block of window
 // rows of one (batch, KV head) — HB query heads of the group × WB window queries, so each K tile
@@ -14,8 +14,8 @@
 //   MODE 0  softmax statistics: each thread keeps an online (max, sum) per row over its keys;
 //           the row's threads merge in shared memory in a fixed order and write the split's
 //           partial (m, l).
-//   MODE 1  window sums: the partials of every split are merged to (m, 1/l) per row, S is
-//           recomputed over the candidates, P = e^(s − m)/l goes to shared memory, and each
+//   MODE 1  window sums: the partials of every split are merged to (m, weight/l) per row, S is
+//           recomputed over the candidates, P = e^(s − m)·weight/l goes to shared memory, and each
 //           (head, key) column is summed over the block's window rows in a fixed order:
 //           a_part[(b, h), segment, j] (segments: blocks of WB window queries when the window is
 //           longer than a block). The family's pooling stage (kv_pool.comp) adds the segments and
@@ -75,9 +75,11 @@ void main() {
   const uint first = uint(pc.sel.sinks), window_start = kv_len - window;  // window query i sits at window_start + i
   const uint wg = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (wg >= pc.plan.groups) return;
+  // Row blocks per (batch, KV head), derived here (the push block has no room for it).
+  const uint row_blocks = (group + pc.plan.heads_per_block - 1u) / pc.plan.heads_per_block * pc.plan.segments;
   const uint split = wg % pc.plan.splits;
-  const uint rb = (wg / pc.plan.splits) % pc.plan.row_blocks;
-  const uint bg = wg / (pc.plan.splits * pc.plan.row_blocks);
+  const uint rb = (wg / pc.plan.splits) % row_blocks;
+  const uint bg = wg / (pc.plan.splits * row_blocks);
   const uint b = bg / kv_heads, g = bg % kv_heads;
   const uint head_block = rb / pc.plan.segments, segment = rb % pc.plan.segments;
   const uint h0 = head_block * pc.plan.heads_per_block, i0 = segment * pc.plan.rows_per_head;
@@ -113,7 +115,9 @@ void main() {
     row_l[m] = 0.0;
   }
   if (MODE == 1u) {
-    // (m, 1/l) of each row from the statistics pass's partials, merged in split order.
+    // (m, weight/l) of each row from the statistics pass's partials, merged in split order; the
+    // weight is the window query's decay γ^(w−1−i) = e^(log_decay·(w−1−i)) in fp32 (1 without
+    // decay, as snapkv_query_weight()), so P = e^(s − m)·weight/l.
     for (uint lr = tid; lr < BR; lr += NT) {
       const uint hh = lr / pc.plan.rows_per_head, ii = lr % pc.plan.rows_per_head;
       vec2 ml = vec2(NEG_INF, 1.0);
@@ -126,14 +130,15 @@ void main() {
           const vec2 p = part_ml[row + s];
           if (p.y > 0.0) l += p.y * accurate_exp(p.x - mx);
         }
-        ml = vec2(mx, 1.0 / l);
+        const float weight = pc.m.log_decay == 0.0 ? 1.0 : accurate_exp(pc.m.log_decay * float(window - 1u - (i0 + ii)));
+        ml = vec2(mx, weight / l);
       }
       Ml[lr] = ml;
     }
     barrier();
     for (uint m = 0u; m < 4u; ++m) {
       row_m[m] = Ml[rt * 4u + m].x;
-      row_l[m] = Ml[rt * 4u + m].y;  // 1/l
+      row_l[m] = Ml[rt * 4u + m].y;  // weight/l
     }
   }
 
