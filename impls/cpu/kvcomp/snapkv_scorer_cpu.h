@@ -1,5 +1,5 @@
 // The SnapKV scorer on the CPU (semantics: reference/kvcomp/snapkv_scorer.h), the impl of every
-// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o; each method's
+// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o, zeromerge; each method's
 // <method>_cpu.cpp registers it, variant "pooled"): the window's mean softmax of every candidate per
 // (batch, query head) into a workspace (snapkv_kernel.h; bf16 logits on AMX tiles where the backend
 // offers them, K packed first), then the family's pooling, selection and gather

@@ -1,6 +1,6 @@
 // The SnapKV scorer on Vulkan (semantics: reference/kvcomp/snapkv_scorer.h), the impl of every
-// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o, tokenselect;
-// each method's <method>_vulkan.cpp registers it, variant "pooled"): the window's softmax
+// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o, zeromerge,
+// tokenselect; each method's <method>_vulkan.cpp registers it, variant "pooled"): the window's softmax
 // statistics and the window sums of every candidate (two passes of snapkv_scores, snapkv_plan.h),
 // then the family's pooling, selection and gather or decode step (scored_selection_vulkan.h),
 // which also carry the methods' budgets: per layer, per head (uploaded), across heads (kv_across).
