@@ -104,4 +104,24 @@ MergeStage plan_merge(const kvcomp::SelectionParams& s, int64_t slots, DType dty
   return p;
 }
 
+CacheStage plan_cache(const kvcomp::SelectionParams& s, DType dtype, float threshold, const DeviceLimits& limits) {
+  const DeviceView d(limits);
+  CacheStage p;
+  p.unsupported = missing_feature(limits, {"storage16"}, "the selection cache's stages");
+  if (!p.unsupported.empty()) return p;
+  // The cosine's lanes: a power of two (the tree), at most a row's values rounded up to one.
+  const uint64_t n = static_cast<uint64_t>(kvcomp::heads_per_score_row(s)) * s.head_dim;
+  const uint32_t threads = d.workgroup(std::min<uint32_t>(pow2_ceil(static_cast<uint32_t>(std::max<uint64_t>(n, 1))), 256));
+  p.hit_constants = {threads, dtype_code(dtype)};
+  p.take_constants = {d.workgroup(128)};
+  p.push = {s, {threshold}};
+  p.hit_groups = kvcomp::score_rows(s);
+  p.take_groups = kvcomp::cache_rows(s);
+  const uint64_t es = dtype_size(dtype);
+  p.unsupported = over_binding({{"q/q_cached", kvcomp::score_rows(s) * n * es, es},
+                                {"topk_cached", kvcomp::score_rows(s) * static_cast<uint64_t>(s.top_k) * 4, 4}},
+                               d);
+  return p;
+}
+
 }  // namespace attnbench::vulkan::kv

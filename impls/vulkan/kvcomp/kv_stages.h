@@ -19,6 +19,14 @@
 //              (k_merged, v_merged), the size as w_merged. Long groups on a device with a loop cap
 //              (or under vulkan.splits) are summed in passes, the running sums kept in a workspace
 //              between them, so the order of every sum stays the tokens' order.
+//   kv_cache   the selection cache (reference/kvcomp/selection_cache.h; selection-only methods
+//              under kvcomp::selection_cache_on(c)), two shaders: kv_cache_hit, one workgroup per
+//              score row, the cosine of q and q_cached over the row's heads·head_dim values (each
+//              lane's strided elements summed in order, then a shared-memory tree in a fixed
+//              order: dot, ‖q‖², ‖q_c‖² in fp32, `precise`), cache_hit = cos ≥ threshold; and
+//              kv_cache_take, after kv_select, one workgroup per cache row whose score row hit:
+//              kept_idx = sinks, topk_cached[score row], the recent window, −1 beyond; kept_len
+//              = sel.kept
 // The push-constant blocks are SelectionParams plus these plan fields; the field lists are read
 // by glslc too (ASCII, macros only; the C++ lives inside __cplusplus).
 #ifndef ATTNBENCH_VULKAN_KV_STAGES_H
@@ -42,6 +50,9 @@
   X(u32, first)      /* 1: the pass starts the sums at 0, else reads the workspace's */     \
   X(u32, last)       /* 1: the pass writes the means and weights, else the sums */
 
+// The selection cache's stages (both push SelectionParams and this).
+#define ATTNBENCH_KV_CACHE_PLAN(X) X(f32, threshold) /* the cosine at and above which a row hits */
+
 // A score shader that needs only the selection and its grid (knorm's).
 #define ATTNBENCH_KV_SCORE_PLAN(X) X(u32, groups) /* workgroups launched */
 
@@ -60,6 +71,7 @@ ATTNBENCH_PARAM_STRUCT(PoolPlan, ATTNBENCH_KV_POOL_PLAN);
 ATTNBENCH_PARAM_STRUCT(GatherPlan, ATTNBENCH_KV_GATHER_PLAN);
 ATTNBENCH_PARAM_STRUCT(ScorePlan, ATTNBENCH_KV_SCORE_PLAN);
 ATTNBENCH_PARAM_STRUCT(MergePlan, ATTNBENCH_KV_MERGE_PLAN);
+ATTNBENCH_PARAM_STRUCT(CachePlan, ATTNBENCH_KV_CACHE_PLAN);
 
 struct SelectPush {
   kvcomp::SelectionParams sel;
@@ -79,6 +91,10 @@ struct ScorePush {
 struct MergePush {
   kvcomp::SelectionParams sel;
   MergePlan plan;
+};
+struct CachePush {
+  kvcomp::SelectionParams sel;
+  CachePlan plan;
 };
 
 // The stages' shapes for a case on a device: pure functions of the selection and the limits.
@@ -123,6 +139,16 @@ struct MergeStage {
   uint64_t sums_bytes = 16;  // the running sums between passes: [groups, 2, head_dim] f32
 };
 MergeStage plan_merge(const kvcomp::SelectionParams& s, int64_t slots, DType dtype, const DeviceLimits& limits);
+
+// The selection cache's stages for a case with a cosine `threshold` (queries of `dtype`).
+struct CacheStage {
+  std::string unsupported;               // why the stages cannot run here ("" if they can)
+  std::vector<uint32_t> hit_constants;   // kv_cache_hit: {threads, dtype code}
+  std::vector<uint32_t> take_constants;  // kv_cache_take: {threads}
+  CachePush push{};
+  uint64_t hit_groups = 0, take_groups = 0;  // score rows, cache rows
+};
+CacheStage plan_cache(const kvcomp::SelectionParams& s, DType dtype, float threshold, const DeviceLimits& limits);
 
 }  // namespace attnbench::vulkan::kv
 #endif  // __cplusplus

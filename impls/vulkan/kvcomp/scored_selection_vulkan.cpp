@@ -26,6 +26,10 @@ void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuf
   const kvcomp::SelectionParams s = kvcomp::selection_params(c);
   scoring_ = kvcomp::scores_needed(c);
   merge_plan_ = {};
+  cache_plan_ = {};
+  cache_hit_.reset();
+  cache_take_.reset();
+  cache_hit_out_ = nullptr;
   stages_ = kv::plan_stages(s, be_->probe().limits);
   ATTNBENCH_ASSERT(stages_.unsupported.empty(), "prepare() of a case supports() refused: ", stages_.unsupported);
   Allocator& alloc = be_->allocator();
@@ -42,6 +46,15 @@ void VulkanScoredSelection::prepare(const Case& c, Backend& backend, const IoBuf
     attn::Buffers b{&io["q"], &io["k"], &io["v"], &io["kept_len"], &io["O"], step_lse_.get()};
     b.key_idx = &io["kept_idx"];
     step_.prepare(*be_, step_plan(s, c.dtype, be_->probe().limits), c.dtype, b);
+    if (kvcomp::selection_cache_on(c)) {
+      cache_plan_ = kv::plan_cache(s, c.dtype, kvcomp::selection_cache_threshold(c), be_->probe().limits);
+      ATTNBENCH_ASSERT(cache_plan_.unsupported.empty(), "the selection cache's stages cannot run this case: ", cache_plan_.unsupported);
+      cache_hit_out_ = &io["cache_hit"];
+      cache_hit_ = be_->bind(be_->pipeline("kv_cache_hit", cache_plan_.hit_constants, 3), {&io["q"], &io["q_cached"], cache_hit_out_});
+      cache_take_ = be_->bind(be_->pipeline("kv_cache_take", cache_plan_.take_constants, 4),
+                              {&io["topk_cached"], cache_hit_out_, &io["kept_idx"], &io["kept_len"]});
+      cache_hits_ = HostTensor("cache_hit", DType::i32, {kvcomp::score_rows(s)});
+    }
   } else {
     gather_ = be_->bind(be_->pipeline("kv_gather", stages_.gather_constants, 6),
                         {&io["kept_idx"], &io["kept_len"], &io["k"], &io["v"], &io["k_kept"], &io["v_kept"]});
@@ -81,17 +94,27 @@ void VulkanScoredSelection::bind_pool(const kv::PoolStage& stage, const Buffer& 
 void VulkanScoredSelection::dispatch_pool() { be_->dispatch(*pool_, pool_plan_.push, pool_plan_.push.plan.groups); }
 
 void VulkanScoredSelection::run() {
-  if (scoring_) score();
-  if (stages_.across) {
-    be_->dispatch(*copy_, stages_.select, stages_.copy_groups);
-    if (stages_.floor_groups) {
-      be_->dispatch(*floor_select_, stages_.floor_select, stages_.floor_groups);
-      be_->dispatch(*raise_, stages_.select, stages_.raise_groups);
-    }
-    be_->dispatch(*across_select_, stages_.across_select, stages_.across_groups);
-    be_->dispatch(*count_, stages_.select, stages_.count_groups);
+  bool every_row_hits = false;
+  if (cache_hit_) {  // the cosines first, and the decision on the host (a submit and wait)
+    be_->dispatch(*cache_hit_, cache_plan_.push, cache_plan_.hit_groups);
+    be_->download(*cache_hit_out_, cache_hits_);
+    const int32_t* hits = cache_hits_.data<int32_t>();
+    every_row_hits = std::all_of(hits, hits + cache_hits_.numel(), [](int32_t h) { return h != 0; });
   }
-  be_->dispatch(*select_, stages_.select, stages_.select_groups);
+  if (!every_row_hits) {  // kv_cache_take writes every row of a step whose every row hit
+    if (scoring_) score();
+    if (stages_.across) {
+      be_->dispatch(*copy_, stages_.select, stages_.copy_groups);
+      if (stages_.floor_groups) {
+        be_->dispatch(*floor_select_, stages_.floor_select, stages_.floor_groups);
+        be_->dispatch(*raise_, stages_.select, stages_.raise_groups);
+      }
+      be_->dispatch(*across_select_, stages_.across_select, stages_.across_groups);
+      be_->dispatch(*count_, stages_.select, stages_.count_groups);
+    }
+    be_->dispatch(*select_, stages_.select, stages_.select_groups);
+  }
+  if (cache_take_) be_->dispatch(*cache_take_, cache_plan_.push, cache_plan_.take_groups);
   if (selection().sparse_step)
     step_.run();
   else

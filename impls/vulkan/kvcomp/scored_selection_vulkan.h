@@ -7,6 +7,12 @@
 // method (s.sparse_step), kv_select and the decode step over the kept set: the attention stage
 // (attention_stage.h, portable) with the kept lists (kvcomp::sparse_step_params), reading K and V
 // in place.
+// The selection cache (kvcomp::selection_cache_on(c), selection-only; reference/kvcomp/
+// selection_cache.h): run() first records kv_cache_hit (the cosines, cache_hit) and reads
+// cache_hit back to the host — a submit and wait, as the authors' retriever branches on the host
+// on the GPU's decision — then records the rest by it: when every score row hit, neither the
+// scorer nor kv_select (nor kv_across) runs; otherwise they run for every row. kv_cache_take then
+// overwrites the hit rows' kept lists with the cached selection before the decode step.
 #pragma once
 
 #include <memory>
@@ -58,6 +64,12 @@ class VulkanScoredSelection : public kvcomp::ScoredSelectionImpl {
   // Selection-only: the decode step over the kept set and its (unread) log-sum-exp.
   attn::Stage step_;
   BufferPtr step_lse_;
+  // The selection cache (kv_stages.h's kv_cache): its plan, the cosine and take stages, the
+  // output cache_hit and its host copy (none without the cache).
+  kv::CacheStage cache_plan_;
+  std::unique_ptr<BoundPipeline> cache_hit_, cache_take_;
+  const Buffer* cache_hit_out_ = nullptr;
+  HostTensor cache_hits_;
 };
 
 }  // namespace attnbench::vulkan
