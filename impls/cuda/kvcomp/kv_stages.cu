@@ -1,4 +1,7 @@
 // The KV-selection family's stages on CUDA (kv_stages.h).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "../runtime/device_math.cuh"
 #include "../runtime/entry_result.h"
 #include "../runtime/launch.cuh"
@@ -246,6 +249,137 @@ __global__ void __launch_bounds__(kAcrossThreads) count_kernel(const StageArgs a
   a.row_budget[row] = s.sinks + s.recent + static_cast<int32_t>(mine);
 }
 
+// --- merge: the evicted tokens' means (merged_slots.h) -------------------------------------------
+
+// The evicted token of rank e (0-based, ascending) of a row keeping idx[0, n) (ascending, in
+// [0, kv_len)): kept entry i has idx[i] − i evicted tokens before it, non-decreasing in i, so the
+// kept tokens below the wanted one are those with idx[i] − i ≤ e, a prefix found by binary search.
+__device__ __forceinline__ int evicted_token(const int32_t* idx, int n, int e) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (idx[mid] - mid <= e) lo = mid + 1;
+    else hi = mid;
+  }
+  return e + lo;
+}
+
+// N consecutive elements of type T as f32, and back (round to nearest even). N = 1: one element;
+// otherwise one 16-byte word (src, dst 16-byte aligned), the lower half of a 32-bit word the
+// element with the smaller index.
+__device__ __forceinline__ float merge_elem_f32(float x) { return x; }
+__device__ __forceinline__ float merge_elem_f32(__half x) { return __half2float(x); }
+__device__ __forceinline__ float merge_elem_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ void merge_elem_store(float* dst, float x) { *dst = x; }
+__device__ __forceinline__ void merge_elem_store(__half* dst, float x) { *dst = __float2half_rn(x); }
+__device__ __forceinline__ void merge_elem_store(__nv_bfloat16* dst, float x) { *dst = __float2bfloat16_rn(x); }
+__device__ __forceinline__ float merge_half_f32(__half*, uint32_t bits) {
+  return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+}
+__device__ __forceinline__ float merge_half_f32(__nv_bfloat16*, uint32_t bits) {
+  return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(bits)));
+}
+__device__ __forceinline__ uint32_t merge_half_bits(__half*, float x) { return __half_as_ushort(__float2half_rn(x)); }
+__device__ __forceinline__ uint32_t merge_half_bits(__nv_bfloat16*, float x) {
+  return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void merge_add(const T* src, float (&acc)[N]) {
+  if constexpr (N == 1) {
+    acc[0] += merge_elem_f32(src[0]);
+  } else {
+    static_assert(N * sizeof(T) == 16, "merge_add: one element or one 16-byte word");
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(src));
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int e = 0; e < N; ++e) {
+      if constexpr (sizeof(T) == 4) acc[e] += __uint_as_float(w[e]);
+      else acc[e] += merge_half_f32(static_cast<T*>(nullptr), e % 2 == 0 ? w[e / 2] & 0xffffu : w[e / 2] >> 16);
+    }
+  }
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void merge_store(T* dst, const float (&v)[N]) {
+  if constexpr (N == 1) {
+    merge_elem_store(dst, v[0]);
+  } else {
+    uint32_t w[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if constexpr (sizeof(T) == 4) w[e] = __float_as_uint(v[e]);
+      else w[e] = merge_half_bits(static_cast<T*>(nullptr), v[2 * e]) | merge_half_bits(static_cast<T*>(nullptr), v[2 * e + 1]) << 16;
+    }
+    *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// One (row, slot) task at a time per CTA (tasks taken in turn: any rows·slots fits the grid). The
+// group of slot m is the evicted tokens of ranks [first, first + len). Units of N elements: units
+// [0, U) of the K row, [U, 2U) of the V row (U = head_dim / N), a thread per unit, in passes when
+// 2U exceeds the CTA. Per pass the group's tokens come a chunk of blockDim at a time through shared
+// memory (each thread finds one), then every thread adds their rows in order.
+template <typename T, int N>
+__global__ void __launch_bounds__(kMergeThreads) merge_slots_kernel(const StageArgs a, const MergeArgs mg) {
+  __shared__ int tokens[kMergeThreads];
+  const kvcomp::SelectionParams& s = a.sel;
+  const int d = s.head_dim, units = d / N, M = mg.slots, threads = static_cast<int>(blockDim.x);
+  const int64_t tasks = kvcomp::cache_rows(s) * M;
+  for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) {
+    const int64_t row = task / M;
+    const int m = static_cast<int>(task % M);
+    const int n = min(a.kept_len[row], s.capacity);
+    const int32_t* idx = a.kept_idx + row * s.capacity;
+    const int evicted = s.kv_len - n, q = evicted / M, rem = evicted % M;
+    const int len = q + (m < rem ? 1 : 0), first = m * q + min(m, rem);
+    const float count = static_cast<float>(len);
+    if (threadIdx.x == 0 && mg.w_merged) mg.w_merged[task] = static_cast<float>(len);
+    for (int base = 0; base < 2 * units; base += threads) {
+      const int u = base + static_cast<int>(threadIdx.x);
+      const bool is_v = u >= units, active = u < 2 * units;
+      const int x = (is_v ? u - units : u) * N;  // the unit's first dim
+      const T* src = static_cast<const T*>(is_v ? a.v : a.k) + row * s.kv_len * d + x;
+      float acc[N];
+#pragma unroll
+      for (int e = 0; e < N; ++e) acc[e] = 0.0f;
+      for (int c0 = 0; c0 < len; c0 += threads) {
+        __syncthreads();  // the previous chunk's tokens are read
+        if (c0 + static_cast<int>(threadIdx.x) < len)
+          tokens[threadIdx.x] = evicted_token(idx, n, first + c0 + static_cast<int>(threadIdx.x));
+        __syncthreads();
+        const int chunk = min(threads, len - c0);
+        if (active) {
+#pragma unroll 4
+          for (int i = 0; i < chunk; ++i) merge_add<T, N>(src + static_cast<int64_t>(tokens[i]) * d, acc);  // in order
+        }
+      }
+      if (active) {
+        float mean[N];
+#pragma unroll
+        for (int e = 0; e < N; ++e) mean[e] = len > 0 ? acc[e] / count : 0.0f;
+        T* dst = static_cast<T*>(is_v ? mg.v_merged : mg.k_merged) + task * d + x;
+        merge_store<T, N>(dst, mean);
+      }
+    }
+    __syncthreads();  // `tokens` is rewritten by the next task
+  }
+}
+
+template <typename T>
+cudaError_t merge_launch_typed(const StageArgs& a, const MergeArgs& m, cudaStream_t stream) {
+  constexpr int kVec = static_cast<int>(16 / sizeof(T));
+  // Rows start on 16 bytes when head_dim is a multiple of kVec (buffers are 256-byte aligned).
+  const bool vec = a.sel.head_dim % kVec == 0;
+  const int units = vec ? a.sel.head_dim / kVec : a.sel.head_dim;
+  const int whole_warps = (2 * units + 31) / 32 * 32;
+  const int threads = whole_warps < kMergeThreads ? whole_warps : kMergeThreads;
+  const int64_t tasks = kvcomp::cache_rows(a.sel) * m.slots;
+  const unsigned grid = static_cast<unsigned>(tasks < (int64_t{1} << 31) - 1 ? tasks : (int64_t{1} << 31) - 1);
+  if (vec) return launch_kernel(merge_slots_kernel<T, kVec>, dim3(grid), dim3(threads), 0, stream, a, m);
+  return launch_kernel(merge_slots_kernel<T, 1>, dim3(grid), dim3(threads), 0, stream, a, m);
+}
+
 }  // namespace
 
 cudaError_t pool_launch(const StageArgs& a, cudaStream_t stream) {
@@ -305,6 +439,16 @@ cudaError_t select_launch(const StageArgs& a, cudaStream_t stream) {
 cudaError_t gather_launch(const StageArgs& a, cudaStream_t stream) {
   const int64_t blocks = kvcomp::cache_rows(a.sel) * ((a.sel.capacity + kGatherRows - 1) / kGatherRows);
   return launch_kernel(gather_kernel, dim3(static_cast<unsigned>(blocks)), dim3(kGatherRows * 32), 0, stream, a);
+}
+
+cudaError_t merge_launch(const StageArgs& a, const MergeArgs& m, cudaStream_t stream) {
+  if (m.slots <= 0 || kvcomp::cache_rows(a.sel) == 0) return cudaSuccess;
+  switch (m.elem) {
+    case attn::Elem::f32: return merge_launch_typed<float>(a, m, stream);
+    case attn::Elem::f16: return merge_launch_typed<__half>(a, m, stream);
+    case attn::Elem::bf16: return merge_launch_typed<__nv_bfloat16>(a, m, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace attnbench::cuda::kv

@@ -22,12 +22,21 @@
 //           row's length, the length. A row that keeps every candidate (or none) reads no score.
 //   gather  k_kept, v_kept rows from k, v at kept_idx (a warp per kept row, the widest word the
 //           row allows), zeros beyond each row's length: bit-exact copies
+//   merge   a merging method's dense slots (reference/kvcomp/merged_slots.h), after the gather:
+//           the tokens not in a row's kept_idx, ascending, cut into M contiguous groups (the first
+//           (evicted mod M) one longer); one CTA per (row, slot) finds its group's tokens by binary
+//           search in the ascending kept_idx (the evicted token of rank e is e + #{i : kept_idx[i]
+//           − i ≤ e}), a chunk of them at a time into shared memory, and its threads, over K's and
+//           V's head_dim (16-byte words where the row allows), sum them in order in fp32, divide by
+//           the group's size and store the mean in the storage type; w_merged = the size (an
+//           empty group: zeros, weight 0)
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "attention/attention_launch.h"  // Elem
 #include "reference/kvcomp/scored_selection_common.h"
 
 namespace attnbench::cuda::kv {
@@ -58,15 +67,28 @@ struct AcrossArgs {
   int32_t* lens;
 };
 
+// The merge stage's outputs (kvcomp::merged_slots(c) = slots > 0).
+struct MergeArgs {
+  int32_t slots;    // M: dense slots per row
+  attn::Elem elem;  // the storage type of k, v, k_merged, v_merged
+  void* k_merged;   // [rows, slots, head_dim]
+  void* v_merged;
+  float* w_merged;  // [rows, slots]
+};
+
 inline constexpr int kPoolThreads = 256;  // candidates per pool CTA
 inline constexpr int kSelectThreads = 1024;
 inline constexpr int kSelectCachedKeys = 11264;  // candidates kept in shared memory (44 KiB)
 inline constexpr int kGatherRows = 8;            // kept rows per gather CTA (a warp each)
 inline constexpr int kAcrossThreads = 256;       // boost: elements per CTA; count: rows per CTA
+inline constexpr int kMergeThreads = 256;        // the most threads of a merge CTA
 
 cudaError_t pool_launch(const StageArgs& a, cudaStream_t stream);
 cudaError_t select_launch(const StageArgs& a, cudaStream_t stream);
 cudaError_t gather_launch(const StageArgs& a, cudaStream_t stream);
+// The merge stage (after select, which wrote a.kept_idx and a.kept_len): m's slots from a.k, a.v.
+// Its CTAs take (row, slot) tasks in turn, so any rows·slots fits one grid.
+cudaError_t merge_launch(const StageArgs& a, const MergeArgs& m, cudaStream_t stream);
 // The across stage (a.sel.across_heads with scores): a.row_budget from a.scores, via w.
 cudaError_t across_launch(const StageArgs& a, const AcrossArgs& w, cudaStream_t stream);
 

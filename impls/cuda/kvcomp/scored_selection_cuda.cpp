@@ -7,6 +7,7 @@
 
 #include "../runtime/cuda_check.h"
 #include "../runtime/cuda_stream.h"
+#include "attention/elem_of.h"
 #include "attnbench/error.h"
 #include "reference/kvcomp/sparse_step.h"
 
@@ -88,6 +89,16 @@ void CudaScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffe
     args_.k_kept = io["k_kept"].ptr();
     args_.v_kept = io["v_kept"].ptr();
   }
+  merge_ = kv::MergeArgs{};
+  if (const int64_t slots = s.sparse_step ? 0 : kvcomp::merged_slots(c); slots > 0) {
+    const std::optional<attn::Elem> elem = elem_of(c.dtype);
+    if (!elem) throw BackendError(cat("cuda: the merge stage takes f32, f16 or bf16, not ", dtype_name(c.dtype)));
+    merge_.slots = static_cast<int32_t>(slots);
+    merge_.elem = *elem;
+    merge_.k_merged = io["k_merged"].ptr();
+    merge_.v_merged = io["v_merged"].ptr();
+    merge_.w_merged = io["w_merged"].ptr<float>();
+  }
   across_ = kv::AcrossArgs{};
   floor_idx_.reset();
   boosted_.reset();
@@ -125,6 +136,7 @@ void CudaScoredSelection::run() {
     step_.enqueue(stream_);
   else
     ATTNBENCH_CUDA_CHECK(kv::gather_launch(args_, stream_));
+  if (merge_.slots > 0) ATTNBENCH_CUDA_CHECK(kv::merge_launch(args_, merge_, stream_));
 }
 
 }  // namespace attnbench::cuda

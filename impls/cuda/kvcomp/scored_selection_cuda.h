@@ -8,6 +8,8 @@
 //   select     forced tokens, top_k by the tie rule, lengths; per-row budgets from row_budget(),
 //              which prepare() fills with the case's planned budgets (kvcomp::planned_row_budgets)
 //   gather     the compacted cache, zeros beyond each row's length
+//   merge      a merging method's dense slots (kvcomp::merged_slots(c) > 0: zeromerge): the evicted
+//              tokens' means in contiguous groups, with their sizes (kv_stages.h)
 //   or, selection-only (s.sparse_step), the decode step over the kept set: the attention stage
 //   (attention_stage.h; mma where it takes the step, else general) with the kept lists
 //   (kvcomp::sparse_step_params), reading K and V in place
@@ -46,6 +48,7 @@ class CudaScoredSelection : public kvcomp::ScoredSelectionImpl {
   bool scoring_ = false;  // kvcomp::scores_needed(c): some row ranks its candidates
   kv::StageArgs args_{};
   kv::AcrossArgs across_{};
+  kv::MergeArgs merge_{};  // merge_.slots = kvcomp::merged_slots(c): 0 merges nothing
   BufferPtr scores_, row_budget_;
   BufferPtr floor_idx_, boosted_, across_idx_, across_lens_;  // the across stage's workspaces
   // Selection-only: the decode step over the kept set and its (unread) log-sum-exp.

@@ -1,6 +1,6 @@
 // The SnapKV scorer on CUDA between its two logits kernels (snapkv_logits.cuh): the statistics'
-// merge over the key splits (snapkv_launch.h). Pooling, selection and the gather are the family's
-// (kv_stages.h).
+// merge over the key splits, and each row's probability scale with its decay weight
+// (snapkv_launch.h). Pooling, selection and the gather are the family's (kv_stages.h).
 #include "snapkv_logits.cuh"
 
 namespace attnbench::cuda::snapkv {
@@ -15,8 +15,12 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(const Params p
   // Every window query sees the first key of its softmax (key 0, as kv_len ≥ w whenever a
   // candidate is scored; with candidate_softmax the first candidate, before tokenselect's one
   // query), so l ≥ 1 (its max contributes exp(0)).
+  // The row's scale of its probabilities: 1/l, times window query i's decay weight (ZeroMerge's
+  // γ^(w−1−i), kvcomp::snapkv_query_weight; 1 without decay, so weight / l = 1 / l), as the CPU's
+  // weight / Σ. Rows are (b·q_heads + h)·w + i.
+  const float weight = kvcomp::snapkv_query_weight(p.m, row % p.m.obs_window);
   p.row_m[row] = m;
-  p.row_inv_l[row] = 1.0f / l;
+  p.row_inv_l[row] = weight / l;
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 // Workspaces, all f32:
 //   part_m, part_l [splits][B·Hq·w]  per key split: each row's max logit and Σ exp(logit − max)
 //   row_m, row_inv_l [B·Hq·w]       each row's softmax max and 1 / sum over all its visible keys
-//                                    (with candidate_softmax: its visible candidates)
+//                                    (with candidate_softmax: its visible candidates), the latter
+//                                    times the window query's decay weight γ^(w−1−i)
+//                                    (kvcomp::snapkv_query_weight; 1 without log_decay)
 //   a      [B·Hq][C]                 the window's mean softmax of every candidate (step 1; column
 //                                    j is token sinks + j), which the family's pooling stage turns
 //                                    into the scores (kv_stages.h)
@@ -41,7 +43,8 @@ struct Params {
 //           (causal: window query i sees keys j < T − w + i + 1, kvcomp::snapkv_visible_end), and
 //           writes part_m / part_l.
 //   scores: grid B·Hkv × ⌈C / kKeysPerTile⌉; each CTA takes one tile of candidates against all
-//           GW rows: a = (1/w)·Σ_i exp(logit − m_i) / l_i over the queries that see the key.
+//           GW rows: a = (1/w)·Σ_i exp(logit − m_i)·(γ^(w−1−i) / l_i) over the queries that see
+//           the key (the weight folded into row_inv_l by combine).
 inline constexpr int kLogitsThreads = 256;
 inline constexpr int kRowsPerBlock = 64;
 inline constexpr int kKeysPerTile = 128;
@@ -69,7 +72,8 @@ cudaError_t stats_launch(const Params& p, cudaStream_t stream);
 template <Elem E>
 cudaError_t scores_launch(const Params& p, cudaStream_t stream);
 
-// snapkv.cu: combine part_m/part_l over the splits -> row_m, row_inv_l (one thread per row).
+// snapkv.cu: combine part_m/part_l over the splits -> row_m, row_inv_l = weight / l (one thread
+// per row).
 inline constexpr int kCombineThreads = 256;
 cudaError_t combine_launch(const Params& p, cudaStream_t stream);
 

@@ -12,6 +12,8 @@
 //   scores  per (b, g, tile of candidates): row blocks inner; P = exp(logit − m_r)·(1/l_r) goes
 //           through a shared [64][128] tile, and thread j sums column j over each head's w rows in
 //           row order -> a[b, h, j − sinks] = sum·(1/w), or / the queries that see j (visible_mean).
+//           With log_decay, 1/l_r is the row's weight γ^(w−1−i) / l_r (combine: row_inv_l), so each
+//           window query's probabilities carry their decay, as the CPU's weight / Σ.
 //           No atomics: every bit is independent of scheduling.
 // Both kernels compute a logit with the same code and order (dims in order, one fmaf chain per
 // element, then one rounded multiply by the scale), so the scores pass sees exactly the logits
@@ -325,7 +327,7 @@ __global__ void __launch_bounds__(kLogitsThreads, 2) scores_kernel(const Params 
       const int r = r0 + tt.row0 + m;
       const bool row_ok = r < GW;
       const float mr = row_ok ? p.row_m[row_base + r] : 0.0f;
-      const float inv_l = row_ok ? p.row_inv_l[row_base + r] : 0.0f;
+      const float inv_l = row_ok ? p.row_inv_l[row_base + r] : 0.0f;  // with the query's decay weight
       // Candidates past the query's position get P = 0, as in the spec (none do while recent ≥
       // w − 1, which every method's forced window satisfies).
       const int end = row_ok ? min(P, visible_end(p, r % w) - S) : 0;
