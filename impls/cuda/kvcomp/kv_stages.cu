@@ -249,6 +249,76 @@ __global__ void __launch_bounds__(kAcrossThreads) count_kernel(const StageArgs a
   a.row_budget[row] = s.sinks + s.recent + static_cast<int32_t>(mine);
 }
 
+// --- the selection cache (selection_cache.h) ----------------------------------------------------
+
+// Element i of q or q_cached as f32 (exact: each storage type widens without rounding).
+__device__ __forceinline__ float cache_elem(const void* p, int64_t i, attn::Elem elem) {
+  switch (elem) {
+    case attn::Elem::f16: return __half2float(static_cast<const __half*>(p)[i]);
+    case attn::Elem::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
+// The warp's sum in lane 0, by a fixed tree (lane l adds lane l + o for o = 16, 8, …, 1).
+__device__ __forceinline__ float cache_warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// One CTA per score row: its three fp32 sums, each thread's values tid, tid + kCacheThreads, … in
+// order, then each warp's tree and warp 0's tree over the warps' sums: one order, the same bits
+// every run. The rounding of that order is far inside the check's band (n + 8 ulp of the cosine).
+__global__ void __launch_bounds__(kCacheThreads) cache_hit_kernel(const StageArgs a, const CacheArgs c) {
+  constexpr int kWarps = kCacheThreads / 32;
+  __shared__ float sums[3][kWarps];
+  const int64_t row = blockIdx.x, n = int64_t{kvcomp::heads_per_score_row(a.sel)} * a.sel.head_dim, base = row * n;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  float dot = 0.0f, na = 0.0f, nb = 0.0f;
+  for (int64_t i = tid; i < n; i += kCacheThreads) {
+    const float x = cache_elem(c.q, base + i, c.elem), y = cache_elem(c.q_cached, base + i, c.elem);
+    dot = fmaf(x, y, dot);
+    na = fmaf(x, x, na);
+    nb = fmaf(y, y, nb);
+  }
+  dot = cache_warp_sum(dot);
+  na = cache_warp_sum(na);
+  nb = cache_warp_sum(nb);
+  if (lane == 0) {
+    sums[0][warp] = dot;
+    sums[1][warp] = na;
+    sums[2][warp] = nb;
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  dot = cache_warp_sum(lane < kWarps ? sums[0][lane] : 0.0f);
+  na = cache_warp_sum(lane < kWarps ? sums[1][lane] : 0.0f);
+  nb = cache_warp_sum(lane < kWarps ? sums[2][lane] : 0.0f);
+  if (lane == 0) {
+    const float cosine = na > 0.0f && nb > 0.0f ? dot / sqrtf(na * nb) : 0.0f;  // IEEE √ and ÷ (no fast math)
+    c.cache_hit[row] = cosine >= c.threshold ? 1 : 0;
+  }
+}
+
+// One CTA per cache row: where its score row hit, the cached selection around the step's forced
+// tokens (the CTA's decision is uniform: one flag).
+__global__ void __launch_bounds__(kCacheThreads) cache_take_kernel(const StageArgs a, const CacheArgs c) {
+  const kvcomp::SelectionParams& s = a.sel;
+  const int64_t row = blockIdx.x, sr = kvcomp::score_row_of(s, row);
+  if (c.cache_hit[sr] == 0) return;
+  const int32_t* cached = c.topk_cached + sr * s.top_k;
+  int32_t* out = a.kept_idx + row * s.capacity;
+  for (int pos = threadIdx.x; pos < s.capacity; pos += kCacheThreads) {
+    int32_t v = -1;
+    if (pos < s.sinks) v = pos;
+    else if (pos < s.sinks + s.top_k) v = cached[pos - s.sinks];
+    else if (pos < s.kept) v = kvcomp::forced_token(s, s.kept, pos);
+    out[pos] = v;
+  }
+  if (threadIdx.x == 0) a.kept_len[row] = s.kept;
+}
+
 // --- merge: the evicted tokens' means (merged_slots.h) -------------------------------------------
 
 // The evicted token of rank e (0-based, ascending) of a row keeping idx[0, n) (ascending, in
@@ -441,6 +511,18 @@ cudaError_t gather_launch(const StageArgs& a, cudaStream_t stream) {
   return launch_kernel(gather_kernel, dim3(static_cast<unsigned>(blocks)), dim3(kGatherRows * 32), 0, stream, a);
 }
 
+cudaError_t cache_hit_launch(const StageArgs& a, const CacheArgs& c, cudaStream_t stream) {
+  const int64_t rows = kvcomp::score_rows(a.sel);
+  if (rows == 0) return cudaSuccess;
+  return launch_kernel(cache_hit_kernel, dim3(static_cast<unsigned>(rows)), dim3(kCacheThreads), 0, stream, a, c);
+}
+
+cudaError_t cache_take_launch(const StageArgs& a, const CacheArgs& c, cudaStream_t stream) {
+  const int64_t rows = kvcomp::cache_rows(a.sel);
+  if (rows == 0) return cudaSuccess;
+  return launch_kernel(cache_take_kernel, dim3(static_cast<unsigned>(rows)), dim3(kCacheThreads), 0, stream, a, c);
+}
+
 cudaError_t merge_launch(const StageArgs& a, const MergeArgs& m, cudaStream_t stream) {
   if (m.slots <= 0 || kvcomp::cache_rows(a.sel) == 0) return cudaSuccess;
   switch (m.elem) {
@@ -517,5 +599,57 @@ extern "C" int attnbench_cuda_kv_across(const attnbench::kvcomp::SelectionParams
   (void)cudaFree(d_floor);
   (void)cudaFree(d_across);
   (void)cudaFree(d_lens);
+  return entry_result(e, err, err_len);
+}
+
+// For tests/cuda/kvcomp/scored_selection_cuda_test.cpp, as attnbench_cuda_kv_select: the selection
+// cache's two kernels alone. q and q_cached [batch, q_heads, 1, head_dim] of element type `elem`
+// (attn::Elem's order: 0 f32, 1 f16, 2 bf16), topk_cached [score rows, top_k]; kept_idx
+// [rows, capacity] and kept_len [rows] are read as the select left them and written back after the
+// take; cache_hit [score rows] written.
+extern "C" int attnbench_cuda_kv_cache(const attnbench::kvcomp::SelectionParams* s, int elem, float threshold,
+                                       const void* q, const void* q_cached, const int32_t* topk_cached,
+                                       int32_t* cache_hit, int32_t* kept_idx, int32_t* kept_len, char* err,
+                                       size_t err_len) {
+  using namespace attnbench;
+  using namespace attnbench::cuda;
+  kv::StageArgs a{};
+  a.sel = *s;
+  kv::CacheArgs c{};
+  c.threshold = threshold;
+  c.elem = static_cast<attn::Elem>(elem);
+  const size_t score_rows = static_cast<size_t>(kvcomp::score_rows(*s)), rows = static_cast<size_t>(kvcomp::cache_rows(*s));
+  const size_t q_bytes = static_cast<size_t>(s->batch) * s->q_heads * s->head_dim * (elem == 0 ? 4 : 2);
+  const size_t n_topk = score_rows * s->top_k, n_kept = rows * s->capacity;
+  void *d_q = nullptr, *d_qc = nullptr;
+  int32_t *d_topk = nullptr, *d_hit = nullptr, *d_idx = nullptr, *d_len = nullptr;
+  cudaError_t e = cudaMalloc(&d_q, q_bytes + 4);
+  if (e == cudaSuccess) e = cudaMalloc(&d_qc, q_bytes + 4);
+  if (e == cudaSuccess) e = cudaMalloc(&d_topk, (n_topk + 1) * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_hit, (score_rows + 1) * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_idx, (n_kept + 1) * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMalloc(&d_len, (rows + 1) * sizeof(int32_t));
+  if (e == cudaSuccess) e = cudaMemcpy(d_q, q, q_bytes, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaMemcpy(d_qc, q_cached, q_bytes, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaMemcpy(d_topk, topk_cached, n_topk * sizeof(int32_t), cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaMemcpy(d_idx, kept_idx, n_kept * sizeof(int32_t), cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaMemcpy(d_len, kept_len, rows * sizeof(int32_t), cudaMemcpyHostToDevice);
+  c.q = d_q;
+  c.q_cached = d_qc;
+  c.topk_cached = d_topk;
+  c.cache_hit = d_hit;
+  a.kept_idx = d_idx;
+  a.kept_len = d_len;
+  if (e == cudaSuccess) e = kv::cache_hit_launch(a, c, nullptr);
+  if (e == cudaSuccess) e = kv::cache_take_launch(a, c, nullptr);
+  if (e == cudaSuccess) e = cudaMemcpy(cache_hit, d_hit, score_rows * sizeof(int32_t), cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(kept_idx, d_idx, n_kept * sizeof(int32_t), cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess) e = cudaMemcpy(kept_len, d_len, rows * sizeof(int32_t), cudaMemcpyDeviceToHost);
+  (void)cudaFree(d_q);
+  (void)cudaFree(d_qc);
+  (void)cudaFree(d_topk);
+  (void)cudaFree(d_hit);
+  (void)cudaFree(d_idx);
+  (void)cudaFree(d_len);
   return entry_result(e, err, err_len);
 }

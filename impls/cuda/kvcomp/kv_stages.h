@@ -30,6 +30,18 @@
 //           V's head_dim (16-byte words where the row allows), sum them in order in fp32, divide by
 //           the group's size and store the mean in the storage type; w_merged = the size (an
 //           empty group: zeros, weight 0)
+//   cache   the selection cache of a selection-only method (kvcomp::selection_cache_on(c):
+//           tokenselect; reference/kvcomp/selection_cache.h), two kernels. hit: one CTA of
+//           kCacheThreads per score row, the cosine of the row's decode queries q and q_cached, each
+//           flattened over the row's heads (heads_per_score_row · head_dim values, contiguous in
+//           [batch, q_heads, 1, head_dim]): three fp32 sums (q·q_c, ‖q‖², ‖q_c‖²), each thread's
+//           strided values in order (fmaf), then the warps' shuffle trees and warp 0's over the
+//           warps, a fixed order (a rerun gives the same bits); cache_hit = dot / sqrtf(na·nb) ≥
+//           threshold (0 where a norm is 0). take, after select: one CTA per cache row whose score
+//           row hit overwrites its kept list with [0, sinks), topk_cached[score row, 0..top_k)
+//           (ascending), [kv_len − recent, kv_len), −1 beyond sel.kept up to the capacity, kept_len
+//           = sel.kept; a row that missed keeps select's lists. One instance each (the element
+//           type a runtime switch).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -76,12 +88,23 @@ struct MergeArgs {
   float* w_merged;  // [rows, slots]
 };
 
+// The selection cache's buffers (kvcomp::selection_cache_on(c)).
+struct CacheArgs {
+  const void* q;               // [batch, q_heads, 1, head_dim] elem
+  const void* q_cached;        // the same layout
+  const int32_t* topk_cached;  // [score rows, top_k], absolute positions, ascending
+  int32_t* cache_hit;          // [score rows]: 1 where cos(q, q_cached) ≥ threshold
+  float threshold;
+  attn::Elem elem;             // the storage type of q and q_cached
+};
+
 inline constexpr int kPoolThreads = 256;  // candidates per pool CTA
 inline constexpr int kSelectThreads = 1024;
 inline constexpr int kSelectCachedKeys = 11264;  // candidates kept in shared memory (44 KiB)
 inline constexpr int kGatherRows = 8;            // kept rows per gather CTA (a warp each)
 inline constexpr int kAcrossThreads = 256;       // boost: elements per CTA; count: rows per CTA
 inline constexpr int kMergeThreads = 256;        // the most threads of a merge CTA
+inline constexpr int kCacheThreads = 256;        // threads of a cache hit or take CTA
 
 cudaError_t pool_launch(const StageArgs& a, cudaStream_t stream);
 cudaError_t select_launch(const StageArgs& a, cudaStream_t stream);
@@ -91,6 +114,11 @@ cudaError_t gather_launch(const StageArgs& a, cudaStream_t stream);
 cudaError_t merge_launch(const StageArgs& a, const MergeArgs& m, cudaStream_t stream);
 // The across stage (a.sel.across_heads with scores): a.row_budget from a.scores, via w.
 cudaError_t across_launch(const StageArgs& a, const AcrossArgs& w, cudaStream_t stream);
+// The selection cache's decision: c.cache_hit from c.q and c.q_cached (a.sel's shapes).
+cudaError_t cache_hit_launch(const StageArgs& a, const CacheArgs& c, cudaStream_t stream);
+// The selection cache's kept lists (after select, or alone when every row hit): a.kept_idx and
+// a.kept_len of each cache row whose score row has c.cache_hit set, from c.topk_cached.
+cudaError_t cache_take_launch(const StageArgs& a, const CacheArgs& c, cudaStream_t stream);
 
 // The largest grid any stage launches for a selection (every CTA index is one grid x < 2^31).
 inline int64_t stages_grid(const kvcomp::SelectionParams& s) {

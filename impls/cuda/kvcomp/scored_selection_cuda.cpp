@@ -48,6 +48,7 @@ std::string CudaScoredSelection::stages_unsupported(const kvcomp::SelectionParam
 
 void CudaScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffers& io) {
   CudaBackend& be = as_cuda(backend);
+  be_ = &be;
   stream_ = be.stream();
   const kvcomp::SelectionParams s = kvcomp::selection_params(c);
   scoring_ = kvcomp::scores_needed(c);
@@ -89,6 +90,20 @@ void CudaScoredSelection::prepare(const Case& c, Backend& backend, const IoBuffe
     args_.k_kept = io["k_kept"].ptr();
     args_.v_kept = io["v_kept"].ptr();
   }
+  cache_ = kv::CacheArgs{};
+  cache_hits_.clear();
+  if (s.sparse_step && kvcomp::selection_cache_on(c)) {  // a selection-only method's cache alone
+    const std::optional<attn::Elem> elem = elem_of(c.dtype);
+    if (!elem) throw BackendError(cat("cuda: the selection cache takes f32, f16 or bf16, not ", dtype_name(c.dtype)));
+    ATTNBENCH_ASSERT(!s.row_budgets, "the selection cache keeps sel.kept in every row: no per-row budgets");
+    cache_.q = io["q"].ptr();
+    cache_.q_cached = io["q_cached"].ptr();
+    cache_.topk_cached = io["topk_cached"].ptr<int32_t>();
+    cache_.cache_hit = io["cache_hit"].ptr<int32_t>();
+    cache_.threshold = kvcomp::selection_cache_threshold(c);
+    cache_.elem = *elem;
+    cache_hits_.assign(static_cast<size_t>(kvcomp::score_rows(s)), 0);
+  }
   merge_ = kv::MergeArgs{};
   if (const int64_t slots = s.sparse_step ? 0 : kvcomp::merged_slots(c); slots > 0) {
     const std::optional<attn::Elem> elem = elem_of(c.dtype);
@@ -129,9 +144,24 @@ void CudaScoredSelection::pool_into_scores(const float* raw, int radius, int32_t
 
 void CudaScoredSelection::run() {
   check_not_lost();
-  if (scoring_) score(stream_);
-  if (scoring_ && args_.sel.across_heads) ATTNBENCH_CUDA_CHECK(kv::across_launch(args_, across_, stream_));
-  ATTNBENCH_CUDA_CHECK(kv::select_launch(args_, stream_));
+  bool every_row_hits = false;
+  if (cache_.cache_hit) {
+    // The cosines first, and the decision on the host: the one synchronising copy of run(). A
+    // cold sample enqueues its launches behind the backend's stream hold, which would keep this
+    // copy waiting until the hold timed out: the hold is let go first (its start event is queued
+    // behind it, so the sample still times this step from the cosine on; the launches after the
+    // copy are enqueued with the stream idle, as the authors' own step is).
+    ATTNBENCH_CUDA_CHECK(kv::cache_hit_launch(args_, cache_, stream_));
+    be_->release_stream();
+    copy_and_wait(cache_hits_.data(), cache_.cache_hit, cache_hits_.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_);
+    every_row_hits = std::all_of(cache_hits_.begin(), cache_hits_.end(), [](int32_t h) { return h != 0; });
+  }
+  if (!every_row_hits) {  // otherwise the take writes every row
+    if (scoring_) score(stream_);
+    if (scoring_ && args_.sel.across_heads) ATTNBENCH_CUDA_CHECK(kv::across_launch(args_, across_, stream_));
+    ATTNBENCH_CUDA_CHECK(kv::select_launch(args_, stream_));
+  }
+  if (cache_.cache_hit) ATTNBENCH_CUDA_CHECK(kv::cache_take_launch(args_, cache_, stream_));
   if (args_.sel.sparse_step)
     step_.enqueue(stream_);
   else

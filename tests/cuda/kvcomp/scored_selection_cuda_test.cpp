@@ -5,6 +5,11 @@
 // ranking shared by a sequence's KV heads, a row's every candidate taken without reading its
 // scores; and the across stage alone gives AdaKV's row budgets
 // (floors of none, one, half and all of the share; shares of one, some and every candidate).
+// The selection cache (tokenselect's): its kernels alone decide each score row by the fp32 cosine
+// (as the fp64 one outside the check's band, a zero norm a miss) and write the hit rows' kept
+// lists only; tokenselect's cases pass (a step whose every row hits, one whose every row misses,
+// the threshold's edge) with the same bits run to run, and a hit step is timed (run()'s copy of
+// the decision, behind the stream hold of a cold sample).
 //
 // The stage entries (impls/cuda/kvcomp/kv_stages.cu) are reached with dlsym, so this file builds
 // whether or not the CUDA backend is compiled in (without it, require_backend skips).
@@ -16,10 +21,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "attnbench/dtype.h"
 #include "attnbench/registry.h"
 #include "attnbench/rng.h"
 #include "method_cases.h"
 #include "reference/kvcomp/scored_selection_common.h"
+#include "reference/kvcomp/selection_cache.h"
 #include "support.h"
 
 using namespace attnbench;
@@ -30,6 +37,9 @@ using SelectFn = int (*)(const kvcomp::SelectionParams* s, const float* scores, 
                          int32_t* kept_idx, int32_t* kept_len, char* err, size_t err_len);
 using AcrossFn = int (*)(const kvcomp::SelectionParams* s, const float* scores, int32_t* row_budget, char* err,
                          size_t err_len);
+using CacheFn = int (*)(const kvcomp::SelectionParams* s, int elem, float threshold, const void* q, const void* q_cached,
+                        const int32_t* topk_cached, int32_t* cache_hit, int32_t* kept_idx, int32_t* kept_len, char* err,
+                        size_t err_len);
 
 // AdaKV's row budgets by the spec's select_top_k (scored_selection_common.h): per sequence, each
 // row's floor counted first (+inf), then the best kv_heads·top_k of the sequence's flat scores.
@@ -173,4 +183,134 @@ TEST_CASE("the CUDA across stage gives AdaKV's row budgets", "[cuda]") {
       }
     }
   }
+}
+
+TEST_CASE("the CUDA selection cache's kernels: each score row's decision by the cosine, the hit rows' kept lists", "[cuda]") {
+  test::require_backend("cuda");
+  const auto cache = reinterpret_cast<CacheFn>(dlsym(RTLD_DEFAULT, "attnbench_cuda_kv_cache"));
+  REQUIRE(cache != nullptr);
+  const PhiloxStream rng(13, "kv_cache.test", kDomainInputs);
+  // Six sequences of 6 query heads over 2 KV heads at head_dim 100: a score row of 600 values per
+  // sequence, or of 300 per KV head, more than a CTA's threads either way. Row 0's q is zero (a
+  // miss whatever the threshold's sign), row 1's q_cached is q (a hit), the rest have q_cached =
+  // ρ·q + √(1 − ρ²)·u for ρ across [−1, 1], stored in f32 or bf16.
+  for (const bool per_sequence : {true, false}) {
+    for (const int elem : {0, 2}) {  // attn::Elem: f32, bf16
+      CAPTURE(per_sequence, elem);
+      kvcomp::SelectionParams s{};
+      s.batch = 6, s.q_heads = 6, s.kv_heads = 2, s.group = 3, s.head_dim = 100, s.elem_bytes = elem == 0 ? 4 : 2;
+      s.kv_len = 60, s.sinks = 2, s.recent = 4, s.candidates = 54, s.top_k = 5, s.kept = 11, s.capacity = 14;
+      s.shared_scores = per_sequence, s.sparse_step = 1;
+      const int64_t score_rows = kvcomp::score_rows(s), rows = kvcomp::cache_rows(s);
+      const int64_t n = int64_t{kvcomp::heads_per_score_row(s)} * s.head_dim, total = score_rows * n;
+      const float threshold = 0.3f;
+      std::vector<double> a(total), b(total);  // the values as stored
+      std::vector<float> a32(total), b32(total);
+      std::vector<uint16_t> a16(total), b16(total);
+      const auto store = [&](std::vector<double>& v, std::vector<float>& v32, std::vector<uint16_t>& v16, int64_t i, double x) {
+        if (elem == 0) v[i] = v32[i] = static_cast<float>(x);
+        else v[i] = bf16_to_f32(v16[i] = f64_to_bf16(x));
+      };
+      for (int64_t r = 0; r < score_rows; ++r) {
+        const double rho = -1.0 + 2.0 * static_cast<double>(r) / static_cast<double>(score_rows - 1);
+        for (int64_t i = 0; i < n; ++i) {
+          const uint64_t at = static_cast<uint64_t>(r * n + i);
+          const double x = r == 0 ? 0.0 : rng.normal(2 * at), u = rng.normal(2 * at + 1);
+          store(a, a32, a16, r * n + i, x);
+          store(b, b32, b16, r * n + i, r == 0 ? u : r == 1 ? a[r * n + i] : rho * x + std::sqrt(1.0 - rho * rho) * u);
+        }
+      }
+      std::vector<int32_t> topk(score_rows * s.top_k);
+      for (int64_t r = 0; r < score_rows; ++r)
+        for (int i = 0; i < s.top_k; ++i) topk[r * s.top_k + i] = s.sinks + static_cast<int32_t>(r) + 10 * i;  // ascending
+      // kept_idx and kept_len as a select left them: marks that a missed row keeps.
+      std::vector<int32_t> hit(score_rows, -7), idx(rows * s.capacity, 777), len(rows, 555);
+      char err[256] = {};
+      const void* q = elem == 0 ? static_cast<const void*>(a32.data()) : a16.data();
+      const void* qc = elem == 0 ? static_cast<const void*>(b32.data()) : b16.data();
+      REQUIRE(cache(&s, elem, threshold, q, qc, topk.data(), hit.data(), idx.data(), len.data(), err, sizeof err) == 0);
+      const double band = kvcomp::cache_cosine_band(s);
+      int hits = 0, misses = 0;
+      for (int64_t r = 0; r < score_rows; ++r) {
+        double dot = 0, na = 0, nb = 0;
+        for (int64_t i = r * n; i < (r + 1) * n; ++i) dot += a[i] * b[i], na += a[i] * a[i], nb += b[i] * b[i];
+        const double cos = na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
+        CAPTURE(r, cos);
+        REQUIRE((hit[r] == 0 || hit[r] == 1));
+        if (std::abs(cos - threshold) > band) CHECK(hit[r] == (cos >= threshold ? 1 : 0));
+        (hit[r] ? hits : misses) += 1;
+      }
+      CHECK(hit[0] == 0);
+      CHECK(hit[1] == 1);
+      CHECK(hits > 1);
+      CHECK(misses > 1);
+      for (int64_t row = 0; row < rows; ++row) {
+        CAPTURE(row);
+        const int64_t sr = kvcomp::score_row_of(s, row);
+        std::vector<int32_t> want(s.capacity, 777);
+        int32_t want_len = 555;
+        if (hit[sr]) {
+          for (int p = 0; p < s.capacity; ++p) want[p] = -1;
+          for (int p = 0; p < s.sinks; ++p) want[p] = p;
+          for (int i = 0; i < s.top_k; ++i) want[s.sinks + i] = topk[sr * s.top_k + i];
+          for (int i = 0; i < s.recent; ++i) want[s.sinks + s.top_k + i] = s.kv_len - s.recent + i;
+          want_len = s.kept;
+        }
+        CHECK(std::vector<int32_t>(idx.begin() + row * s.capacity, idx.begin() + (row + 1) * s.capacity) == want);
+        CHECK(len[row] == want_len);
+      }
+    }
+  }
+}
+
+TEST_CASE("tokenselect's selection cache on CUDA: hits, misses and the threshold's edge pass, the same bits run to run", "[cuda]") {
+  Backend& be = test::require_backend("cuda");
+  const std::vector<std::string>& ids = test::kTokenselectCases;
+  CHECK(test::rows_not_passing(ids, be) == std::vector<std::string>{});
+  // method_cases.h: the last three use the cache; the first of them is one score row that hits
+  // (the step runs no scorer and no select), the second three that miss.
+  const std::vector<std::string> cached(ids.end() - 3, ids.end());
+  for (const std::string& id : cached) {
+    INFO(id);
+    const Case c = test::case_from_id(id);
+    REQUIRE(kvcomp::selection_cache_on(c));
+    CHECK(test::output_hash(test::check_case(c, be).at(0)) == test::output_hash(test::check_case(c, be).at(0)));
+  }
+  for (const int want_hit : {1, 0}) {
+    const std::string& id = cached[want_hit ? 0 : 1];
+    INFO(id);
+    const Case c = test::case_from_id(id);
+    const kvcomp::SelectionParams s = kvcomp::selection_params(c);
+    const TensorMap in = c.method->inputs(c);
+    const RowResult r = test::check_with_inputs(c, c.method->inputs(c), be, "radix");
+    REQUIRE(test::status_and_reason(r) == "pass ");
+    const HostTensor& hit = r.outputs.at("cache_hit");
+    for (int64_t sr = 0; sr < hit.numel(); ++sr) CHECK(hit.get(sr) == want_hit);
+    if (!want_hit) continue;
+    const HostTensor &idx = r.outputs.at("kept_idx"), &len = r.outputs.at("kept_len"), &topk = in.at("topk_cached");
+    for (int64_t row = 0; row < kvcomp::cache_rows(s); ++row) {
+      CAPTURE(row);
+      const int64_t sr = kvcomp::score_row_of(s, row);
+      std::vector<double> want, got;
+      for (int64_t j = 0; j < s.sinks; ++j) want.push_back(static_cast<double>(j));
+      for (int64_t i = 0; i < s.top_k; ++i) want.push_back(topk.get(sr * s.top_k + i));
+      for (int64_t j = s.kv_len - s.recent; j < s.kv_len; ++j) want.push_back(static_cast<double>(j));
+      for (int64_t p = 0; p < s.capacity; ++p) got.push_back(idx.get(row * s.capacity + p));
+      want.resize(static_cast<size_t>(s.capacity), -1.0);
+      CHECK(len.get(row) == s.kept);
+      CHECK(got == want);
+    }
+  }
+}
+
+TEST_CASE("a CUDA step whose every selection-cache row hits is timed: the decision's copy inside run()", "[cuda]") {
+  Backend& be = test::require_backend("cuda");
+  Peaks peaks;
+  for (const char* name : {"read_bytes_per_s", "copy_bytes_per_s", "fp32_flops_per_s"}) peaks.add(name, 1e12, "test");
+  peaks.how = "test";
+  // Memory-bound: timed cold, each sample's launches enqueued behind the stream hold, which run()
+  // lets go before it waits for the decision (else the copy would wait out the hold's timeout).
+  const std::string& id = *(test::kTokenselectCases.end() - 3);
+  const Row row = test::timed_row(id, peaks, be);
+  CHECK(row.timing->mode == "cold");
 }
