@@ -1,8 +1,8 @@
 // The SnapKV scorer on the CPU (semantics: reference/kvcomp/snapkv_scorer.h), the impl of every
-// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o, zeromerge; each method's
-// <method>_cpu.cpp registers it, variant "pooled"): the window's mean softmax of every candidate per
-// (batch, query head) into a workspace (snapkv_kernel.h; bf16 logits on AMX tiles where the backend
-// offers them, K packed first), then the family's pooling, selection and gather
+// method that scores with it (snapkv, pyramidkv, headkv, adakv, tova, sagekv, h2o, zeromerge; each
+// method's <method>_cpu.cpp registers it, variant "pooled"): the window's mean softmax of every
+// candidate per (batch, query head) into a workspace (snapkv_kernel.h; bf16 logits on AMX tiles
+// where the backend offers them, K packed first), then the family's pooling, selection and gather
 // (scored_selection_cpu.h), which also carry the methods' budgets: per layer, per head, across heads.
 #pragma once
 
