@@ -143,18 +143,6 @@ __device__ __forceinline__ float row_of(const float (&v)[VR * RH], int rh, int r
   return x;
 }
 
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-// Every lane gets the same bits (each step adds the same two values in either order).
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
-
 // Scores of the lane's P quantized keys from t0 (< k_quant, a multiple of P) for every row:
 // s[r][j] = Σ_c a_r[c]·code_c(t0 + j) + Σ_c q_r[c]·kmin[c, g], a_r[c] = q_r[c]·kscale[c, g], q
 // already scaled. CS channels a step: their words and scales loaded first, then their q from

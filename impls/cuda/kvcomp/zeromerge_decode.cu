@@ -63,20 +63,6 @@ __device__ __forceinline__ void copy_chunk(const T* from, T* to) {
   *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
 }
 
-__device__ __forceinline__ float positive_inf() { return __int_as_float(0x7f800000); }
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-// Every lane gets the same bits (each step adds the same two values in either order).
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
-
 // (v, i) <- (ov, oi) when that is less, ties to the lower slot.
 __device__ __forceinline__ void take_least(float& v, int& i, float ov, int oi) {
   if (ov < v || (ov == v && oi < i)) v = ov, i = oi;
@@ -265,7 +251,7 @@ __global__ void __launch_bounds__(kThreads) steps_kernel(const Args a) {
     }
 
     // i*: the least score over the mergeable slots.
-    float best = positive_inf();
+    float best = pos_inf();
     int best_slot = kNoSlot;
     for (int i = M + tid; i < D; i += kThreads) take_least(best, best_slot, sc[i], i);
     const int i_star = block_argmin(best, best_slot, warp_value, warp_slot);
@@ -273,7 +259,7 @@ __global__ void __launch_bounds__(kThreads) steps_kernel(const Args a) {
     __syncthreads();
 
     // j*: the nearest dense slot (metric: smaller is nearer).
-    best = positive_inf();
+    best = pos_inf();
     best_slot = kNoSlot;
     for (int base = 0; base < M; base += key_slots) {  // uniform over the CTA
       const int j = base + key_slot;
