@@ -70,9 +70,7 @@ class H2o final : public SnapkvScored {
   }
 
   SnapkvParams scorer(const Case& c) const override { return prompt_scorer(c, c.str("norm") == "mean_visible"); }
-
-  // q_obs: every prompt query.
-  TensorMap prefill_inputs(const Case& c) const override { return every_prompt_query(c, ScoredSelection::prefill_inputs(c)); }
+  bool scores_every_prompt_query() const override { return true; }
 
  protected:
   Keep keep(const Case& c) const override {
@@ -82,12 +80,6 @@ class H2o final : public SnapkvScored {
   // The step: the recent window (the new token in it) never evicted; the scores accumulate.
   StepRule step_rule(const Case& c) const override {
     return {keep(c).recent, true, c.str("norm") == "mean_visible"};
-  }
-
-  GkvConfig gkv(const Case& c) const override {
-    GkvConfig cfg = SnapkvScored::gkv(c);
-    cfg.prompt_queries = true;
-    return cfg;
   }
 };
 

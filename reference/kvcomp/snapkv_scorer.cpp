@@ -105,10 +105,14 @@ GkvConfig SnapkvScored::gkv(const Case& c) const {
   GkvConfig cfg = ScoredSelection::gkv(c);
   if (schema_.find("obs_window")) cfg.n_obs = c.i64("obs_window");
   if (schema_.find("ties")) cfg.ties = c.flag("ties");
+  cfg.prompt_queries = scores_every_prompt_query();
   return cfg;
 }
 
-TensorMap SnapkvScored::every_prompt_query(const Case& c, TensorMap in) {
+namespace {
+
+// q_prompt and the window joined into q_obs: every prompt query (the last kv_len of them).
+TensorMap every_prompt_query(const Case& c, TensorMap in) {
   const HostTensor &before = in.at("q_prompt"), &window = in.at("q_obs");
   const int64_t heads = c.i64("batch") * c.i64("q_heads"), d = c.i64("head_dim"), T = c.i64("kv_len");
   const int64_t n_before = before.shape()[2], n_window = window.shape()[2], skip = n_before + n_window - T;
@@ -126,8 +130,11 @@ TensorMap SnapkvScored::every_prompt_query(const Case& c, TensorMap in) {
   return in;
 }
 
+}  // namespace
+
 TensorMap SnapkvScored::prefill_inputs(const Case& c) const {
   TensorMap in = ScoredSelection::prefill_inputs(c);
+  if (scores_every_prompt_query()) return every_prompt_query(c, std::move(in));
   const int64_t w = scorer(c).obs_window, n_obs = gkv(c).n_obs;
   if (w == n_obs) return in;
   // The scorer's window is the last w of the generator's: copy those rows, bits unchanged.

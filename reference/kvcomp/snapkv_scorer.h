@@ -60,9 +60,10 @@ class SnapkvScored : public ScoredSelection {
   // kv_len, or with visible_mean by the queries that see each key.
   static SnapkvParams prompt_scorer(const Case& c, bool visible_mean);
 
-  // The prefill inputs of a prompt_scorer() method (gkv() with prompt_queries): q_prompt and the
-  // window joined into q_obs, every prompt query in order (the last kv_len of them), bits unchanged.
-  static TensorMap every_prompt_query(const Case& c, TensorMap in);
+  // Whether the scorer reads every prompt query (a prompt_scorer() method: h2o, zeromerge). Then
+  // G-KV also generates the earlier queries (gkv.h's prompt option) and the prefill inputs join
+  // them with the window into q_obs, every prompt query in order, bits unchanged.
+  virtual bool scores_every_prompt_query() const { return false; }
 
   // Default: the window forced, no sinks (snapkv's selection; methods with other forced tokens say so).
   Keep keep(const Case& c) const override { return {0, c.i64("obs_window")}; }

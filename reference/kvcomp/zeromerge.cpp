@@ -76,8 +76,7 @@ class Zeromerge final : public SnapkvScored {
     m.log_decay = static_cast<float>(std::log(c.f64("decay")));
     return m;
   }
-
-  TensorMap prefill_inputs(const Case& c) const override { return every_prompt_query(c, ScoredSelection::prefill_inputs(c)); }
+  bool scores_every_prompt_query() const override { return true; }
 
   MergeRule merge_rule(const Case& c) const override { return {c.i64("dense"), c.f64("lambda")}; }
 
@@ -88,12 +87,6 @@ class Zeromerge final : public SnapkvScored {
   int64_t budget(const Case& c) const override {
     const int64_t T = c.i64("kv_len"), B = c.i64("budget");
     return T <= B ? T : B - c.i64("dense");
-  }
-
-  GkvConfig gkv(const Case& c) const override {
-    GkvConfig cfg = SnapkvScored::gkv(c);
-    cfg.prompt_queries = true;
-    return cfg;
   }
 };
 
