@@ -182,21 +182,22 @@ TensorMap ScoredSelection::inputs(const Case& c) const {
     // candidates but the newest, the top top_k by the tie rule.
     const SelectionParams s = selection(c);
     in.emplace("q_cached", plant_cached_query(s, in.at("q"), cache.similarity, c.dtype, c.seed));
-    TensorMap as_cached;
-    for (const char* name : {"k", "v"}) as_cached.emplace(name, in.at(name).clone());
-    as_cached.emplace("q", in.at("q_cached").clone());
+    // The score function reads the step's query as "q": the cached one stands in for it meanwhile.
+    HostTensor q = std::move(in.at("q"));
+    in.at("q") = in.at("q_cached").clone();
     const int64_t C = s.candidates, K = s.top_k;
     HostTensor topk("topk_cached", DType::i32, {score_rows(s), K});
     harness_pool().parallel_for(score_rows(s), [&](int64_t begin, int64_t end) {
       std::vector<double> scores(C);
       std::vector<int32_t> order(C), chosen(K);
       for (int64_t r = begin; r < end; ++r) {
-        score(c, as_cached, r, scores.data());
+        score(c, in, r, scores.data());
         scores[C - 1] = -INFINITY;
         select_top_k(scores.data(), C, K, order.data(), chosen.data());
         for (int64_t i = 0; i < K; ++i) topk.set(r * K + i, static_cast<double>(s.sinks + chosen[i]));
       }
     });
+    in.at("q") = std::move(q);
     in.emplace("topk_cached", std::move(topk));
   }
   return in;

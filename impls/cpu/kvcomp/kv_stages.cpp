@@ -55,17 +55,23 @@ void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const
   std::memset(to + n * bytes, 0, (s.capacity - n) * bytes);
 }
 
+namespace {
+
+// Element i of a row in its storage dtype, as fp32 (exact for f32, f16 and bf16).
+float element_f32(const void* row, DType dtype, int64_t i) {
+  switch (dtype) {
+    case DType::f32: return static_cast<const float*>(row)[i];
+    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
+    default: return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
+  }
+}
+
+}  // namespace
+
 float cache_cosine(const void* q, const void* q_cached, DType dtype, int64_t n) {
-  const auto at = [&](const void* p, int64_t i) {
-    switch (dtype) {
-      case DType::f32: return static_cast<const float*>(p)[i];
-      case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(p)[i]);
-      default: return bf16_to_f32(static_cast<const uint16_t*>(p)[i]);
-    }
-  };
   float dot = 0, na = 0, nb = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const float a = at(q, i), b = at(q_cached, i);
+    const float a = element_f32(q, dtype, i), b = element_f32(q_cached, dtype, i);
     dot += a * b;
     na += a * a;
     nb += b * b;
@@ -91,13 +97,6 @@ void merge_row(const kvcomp::SelectionParams& s, int64_t slots, DType dtype, con
   char* to = static_cast<char*>(dst) + row * slots * bytes;
   const int64_t evicted = T - n, q = evicted / slots, rem = evicted % slots;
   int64_t j = 0, next_kept = 0;  // the walk over the row's tokens, and its place in kept_idx
-  const auto widen_add = [&](const char* p) {
-    switch (dtype) {
-      case DType::f32: for (int64_t x = 0; x < d; ++x) acc[x] += reinterpret_cast<const float*>(p)[x]; break;
-      case DType::f16: for (int64_t x = 0; x < d; ++x) acc[x] += f16_to_f32(reinterpret_cast<const uint16_t*>(p)[x]); break;
-      default: for (int64_t x = 0; x < d; ++x) acc[x] += bf16_to_f32(reinterpret_cast<const uint16_t*>(p)[x]); break;
-    }
-  };
   for (int64_t m = 0; m < slots; ++m) {
     const int64_t len = q + (m < rem ? 1 : 0);
     std::fill(acc, acc + d, 0.0f);
@@ -106,7 +105,7 @@ void merge_row(const kvcomp::SelectionParams& s, int64_t slots, DType dtype, con
         ++next_kept;
         continue;
       }
-      widen_add(from + j * bytes);
+      for (int64_t x = 0; x < d; ++x) acc[x] += element_f32(from + j * bytes, dtype, x);
       ++taken;
     }
     char* out = to + m * bytes;
