@@ -11,6 +11,7 @@
 #include "attnbench/error.h"
 #include "attnbench/interrupt.h"
 #include "attnbench/registry.h"
+#include "attnbench/replay.h"
 #include "attnbench/runner.h"
 #include "attnbench/suite.h"
 #include "attnbench/worker.h"
@@ -44,6 +45,8 @@ std::vector<FlagSpec> run_flags(bool timing) {
   std::vector<FlagSpec> f = {
       {"help", false, false, "this text"},
       {"filter", true, false, "regular expression on case ids"},
+      {"inputs", true, false, "FILE.safetensors: every case replays the inputs the file holds (docs/real-tensors.md)"},
+      {"input-tensor", true, true, "INPUT=TENSOR: with --inputs, read this input from a tensor of another name, e.g. q=q_obs (repeatable)"},
       {"backends", true, false, "comma-separated backends (default: every available one)"},
       {"impl", true, false, "run only this variant"},
       {"backend-opt", true, true, "<backend>.<option>=<value>, e.g. cpu.threads=2 (repeatable)"},
@@ -107,6 +110,9 @@ int verb_run(const std::string& verb, const std::vector<std::string>& argv, cons
   if (args.has("backends") && req.backends.empty())
     throw InputError("--backends is empty; name one or more backends, or leave it out for every available one");
   req.filter = args.get("filter");
+  req.inputs_path = args.get("inputs");
+  req.input_tensors = parse_tensor_map(args.all("input-tensor"));
+  if (req.inputs_path.empty() && !req.input_tensors.empty()) throw InputError("--input-tensor maps inputs of a file: give it with --inputs");
   req.impl = args.get("impl");
   req.backend_opts = args.all("backend-opt");
   req.out = args.get("out");
@@ -144,7 +150,10 @@ int verb_run(const std::string& verb, const std::vector<std::string>& argv, cons
 int main_impl(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string command_line;
-  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i) command_line += ' ';
+    command_line += argv[i];
+  }
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::printf("%s", kUsage);
     return args.empty() ? 2 : 0;

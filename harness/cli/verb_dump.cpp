@@ -6,6 +6,7 @@
 #include "args.h"
 #include "attnbench/dump.h"
 #include "attnbench/error.h"
+#include "attnbench/replay.h"
 
 namespace attnbench::cli {
 
@@ -16,6 +17,8 @@ int verb_dump(const std::vector<std::string>& argv) {
       {"impl", true, false, "dump only this variant"},
       {"backend-opt", true, true, "<backend>.<option>=<value> (repeatable)"},
       {"out", true, false, "directory (default dumps/<case id with '/' as \"__\">)"},
+      {"inputs", true, false, "FILE.safetensors: the inputs file a replayed case id (\"...@<hash>\") names by its hash"},
+      {"input-tensor", true, true, "INPUT=TENSOR: an input read from a tensor of another name (repeatable)"},
   };
   const Args args(flags, argv);
   if (args.has("help")) {
@@ -30,6 +33,8 @@ int verb_dump(const std::vector<std::string>& argv) {
   req.out_dir = args.get("out");
   req.impl = args.get("impl");
   req.backend_opts = args.all("backend-opt");
+  req.inputs_path = args.get("inputs");
+  req.input_tensors = parse_tensor_map(args.all("input-tensor"));
   const std::string backends = args.get("backends");
   req.all_backends = !args.has("backends");
   if (backends != "none") {

@@ -7,6 +7,7 @@
 #include "attnbench/error.h"
 #include "attnbench/json.h"
 #include "attnbench/registry.h"
+#include "attnbench/replay.h"
 #include "attnbench/row_io.h"
 #include "attnbench/runner.h"
 #include "attnbench/suite.h"
@@ -17,7 +18,9 @@ int verb_list(const std::vector<std::string>& argv) {
   const std::vector<FlagSpec> flags = {
       {"help", false, false, "this text"},
       {"json", false, false, "machine-readable: each method's info and impls, the backends, every impl with its source file"},
-      {"markdown", false, false, "the method catalog (docs/methods.md): info, parameters, outputs and impls of each method"}};
+      {"markdown", false, false, "the method catalog (docs/methods.md): info, parameters, outputs and impls of each method"},
+      {"inputs", true, false, "FILE.safetensors: the suite's cases replaying the file's inputs (their ids carry its hash)"},
+      {"input-tensor", true, true, "INPUT=TENSOR: with --inputs, an input read from a tensor of another name (repeatable)"}};
   const Args args(flags, argv);
   if (args.has("help")) {
     std::printf("usage: attnbench list [SUITE] [--json | --markdown]\n\nWithout a suite: every method with its impls per backend.\n"
@@ -27,7 +30,8 @@ int verb_list(const std::vector<std::string>& argv) {
   }
   if (args.has("json") && args.has("markdown")) throw InputError("list: --json and --markdown exclude each other");
   if (!args.positional().empty()) {
-    const Suite suite = load_suite(args.positional()[0]);
+    Suite suite = load_suite(args.positional()[0]);
+    if (args.has("inputs")) replay_suite_inputs(suite, args.get("inputs"), parse_tensor_map(args.all("input-tensor")));
     for (const auto& pc : suite.cases)
       std::printf("%s%s%s\n", pc.c.id().c_str(), pc.skip_reason.empty() ? "" : "  [skipped: ",
                   pc.skip_reason.empty() ? "" : (pc.skip_reason + "]").c_str());
@@ -73,7 +77,10 @@ int verb_list(const std::vector<std::string>& argv) {
   for (const Method* m : registry().methods()) {
     const MethodInfo& info = m->info();
     std::string dtypes;
-    for (DType t : info.dtypes) dtypes += (dtypes.empty() ? "" : ",") + std::string(dtype_name(t));
+    for (DType t : info.dtypes) {
+      if (!dtypes.empty()) dtypes += ',';
+      dtypes += dtype_name(t);
+    }
     std::printf("%-22s %-10s %-10s %-16s", info.name.c_str(), info.family.c_str(), info.catalog_id.c_str(), dtypes.c_str());
     for (const auto& b : backends) {
       std::string variants;

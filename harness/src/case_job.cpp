@@ -5,6 +5,7 @@
 #include "attnbench/cases.h"
 #include "attnbench/error.h"
 #include "attnbench/registry.h"
+#include "attnbench/replay.h"
 
 namespace attnbench {
 
@@ -51,7 +52,7 @@ void run_case_job(const CaseJob& job, BackendState& state, const ReferenceCache&
 
 Json job_to_json(const CaseJob& job) {
   const TimingOptions& t = job.exec.timing_opts;
-  return {{"op", "case"},
+  Json j = {{"op", "case"},
           {"case_id", job.c.id()},
           {"label", job.c.label},
           {"headline", job.c.headline},
@@ -61,11 +62,14 @@ Json job_to_json(const CaseJob& job) {
           {"timing_opts",
            {{"repetitions", t.repetitions}, {"min_time_s", t.min_time_s}, {"warmup_s", t.warmup_s},
             {"target_sample_s", t.target_sample_s}, {"noisy_cv", t.noisy_cv}, {"mode", t.mode}}}};
+  if (job.c.source) j["inputs"] = job.c.source->to_json();
+  return j;
 }
 
 CaseJob job_from_json(const Json& j) {
   CaseJob job;
   job.c = parse_case_id(j.at("case_id").get<std::string>());
+  if (j.contains("inputs")) job.c = with_source(std::move(job.c), input_source_from_json(j["inputs"]));
   job.c.label = j.value("label", "");
   job.c.headline = j.value("headline", false);
   job.impl = j.value("impl", "");

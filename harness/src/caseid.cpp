@@ -6,6 +6,7 @@
 #include "attnbench/error.h"
 #include "attnbench/method.h"
 #include "attnbench/registry.h"
+#include "attnbench/replay.h"
 
 namespace attnbench {
 
@@ -23,7 +24,10 @@ std::string Case::format_id() const {
     first = false;
   }
   if (first) id += "-";
-  id += "/" + std::string(dtype_name(dtype)) + "/s" + std::to_string(seed);
+  id += "/";
+  id += dtype_name(dtype);
+  id += "/s" + std::to_string(seed);
+  if (source) id += "@" + source->hash;
   return id;
 }
 
@@ -111,12 +115,34 @@ Case parse_case_id(std::string_view id) {
     }
   }
   parts.dtype = std::string(seg[i++]);
-  const std::string_view s = seg[i];
+  std::string_view s = seg[i];
+  std::string hash;
+  if (const size_t at = s.find('@'); at != std::string_view::npos) {
+    hash = std::string(s.substr(at + 1));
+    s = s.substr(0, at);
+    if (hash.size() != 16 || hash.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw bad(cat("\"@", hash, "\" after the seed must be an inputs file's hash, 16 lowercase hex digits"));
+  }
   if (s.size() < 2 || s[0] != 's' || s.find_first_of("0123456789") == std::string_view::npos)
     throw bad(cat("the last segment \"", s, "\" must be s<seed>"));
   auto r = std::from_chars(s.data() + 1, s.data() + s.size(), parts.seed);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size()) throw bad(cat("seed \"", s.substr(1), "\" is not an integer"));
-  return make_valid_case(parts);
+  Case c = make_valid_case(parts);
+  if (!hash.empty()) {
+    auto src = std::make_shared<InputSource>();
+    src->hash = hash;
+    c.source = std::move(src);
+  }
+  return c;
+}
+
+Case with_source(Case c, std::shared_ptr<const InputSource> source) {
+  if (!source) return c;
+  if (c.source && c.source->hash != source->hash)
+    throw InputError(cat("case ", c.id(), " ran on the inputs file with hash ", c.source->hash, "; ", source->path, " has hash ",
+                         source->hash));
+  c.source = std::move(source);
+  return c;
 }
 
 }  // namespace attnbench

@@ -5,6 +5,7 @@
 #include "attnbench/error.h"
 #include "attnbench/execute.h"
 #include "attnbench/registry.h"
+#include "attnbench/replay.h"
 #include "attnbench/runner.h"
 #include "attnbench/safetensors.h"
 
@@ -21,19 +22,26 @@ namespace {
 
 SafetensorsMetadata case_metadata(const CaseData& data) {
   const Case& c = data.c;
-  return {{"case_id", c.id()},
+  SafetensorsMetadata m = {{"case_id", c.id()},
           {"method", c.method_name()},
           {"spec_version", std::to_string(c.method->info().spec_version)},
           {"seed", std::to_string(c.seed)},
           {"dtype", std::string(dtype_name(c.dtype))},
           {"input_hash", data.input_hash},
           {"reference_hash", data.reference_hash}};
+  if (c.source) {
+    m["replayed_from"] = c.source->path;
+    m["replayed_hash"] = c.source->hash;
+  }
+  return m;
 }
 
 }  // namespace
 
 DumpResult dump_case(const DumpRequest& req) {
-  const Case c = parse_case_id(req.case_id);
+  Case c = parse_case_id(req.case_id);
+  if (!req.inputs_path.empty()) c = with_source(std::move(c), open_input_source(req.inputs_path, req.input_tensors));
+  if (c.source) check_replay_fits(c);
   auto backends = open_backends(req.all_backends ? std::vector<std::string>{} : req.backends, req.backend_opts);
   if (!req.all_backends && req.backends.empty()) backends.clear();
   DumpResult res;

@@ -8,6 +8,7 @@
 #include "attnbench/error.h"
 #include "attnbench/impl.h"
 #include "attnbench/reference_cache.h"
+#include "attnbench/replay.h"
 
 namespace attnbench {
 
@@ -39,7 +40,7 @@ CaseData prepare_case_data(const Case& c, const ReferenceCache* cache) {
   CaseData d{c, {}, {}, {}, {}, {}, {}};
   d.outputs = c.method->outputs(c);
   Stopwatch clock;
-  d.inputs = c.method->inputs(c);
+  d.inputs = case_inputs(c);
   d.input_hash = hash_tensors(d.inputs);
   d.inputs_s = clock.lap();
   d.reference_cached = cache && cache->load(c, d.input_hash, d.ref);
@@ -83,6 +84,7 @@ RowResult make_row(const Case& c, const std::string& backend, const std::string&
   r.dtype = c.dtype;
   r.seed = c.seed;
   r.params = params_json(c.params);
+  if (c.source) r.replayed = c.source->to_json();
   r.status = status;
   r.reason = reason;
   return row;

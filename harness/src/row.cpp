@@ -148,6 +148,7 @@ void to_json(Json& j, const Row& r) {
   j["dtype"] = std::string(dtype_name(r.dtype));
   j["seed"] = r.seed;
   j["params"] = r.params;
+  if (!r.replayed.is_null()) j["replayed"] = r.replayed;
   j["status"] = status_name(r.status);
   j["reason"] = r.reason;
   if (r.hashes) {
@@ -247,6 +248,7 @@ void from_json(const Json& j, Row& row) {
   }
   out.seed = r.count("seed", 0);
   if (r.has("params")) out.params = r.object("params").json();
+  if (r.has("replayed")) out.replayed = r.object("replayed").json();
   try {
     out.status = parse_status(r.required_str("status"));
   } catch (const InputError& e) {

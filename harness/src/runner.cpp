@@ -22,6 +22,7 @@
 #include "attnbench/interrupt.h"
 #include "attnbench/journal.h"
 #include "attnbench/reference_cache.h"
+#include "attnbench/replay.h"
 #include "attnbench/registry.h"
 #include "attnbench/results.h"
 #include "attnbench/row_io.h"
@@ -208,10 +209,18 @@ std::vector<std::string> runnable_variants(const Case& c, const Lane& lane, cons
 // The parent builds a missing reference before a worker needs it (docs/design.md "Running"), so a crashing
 // impl never costs the reference, and a worker's timeout never counts the reference's time. A
 // cached case costs the parent nothing (the worker generates the inputs it runs on anyway).
-void ensure_reference(const Case& c, const ReferenceCache& cache) {
-  if (cache.holds(c)) return;
-  const TensorMap inputs = c.method->inputs(c);
+// A replayed case whose file does not fit the case's parameters returns why: a `skipped` row, as
+// a combination that breaks a method's rule is.
+std::string ensure_reference(const Case& c, const ReferenceCache& cache) {
+  if (cache.holds(c)) return {};
+  TensorMap inputs;
+  try {
+    inputs = case_inputs(c);
+  } catch (const ReplayMismatch& e) {
+    return e.what();
+  }
   cache.store(c, hash_tensors(inputs), c.method->reference(c, inputs));
+  return {};
 }
 
 class Runner {
@@ -226,6 +235,10 @@ class Runner {
                 const std::function<void(RowResult)>& emit) {
     CaseJob job{pr.pc.c, req_.impl, done_variants, req_.exec};
     if (!req_.isolate) {
+      if (std::string why = ensure_reference(job.c, cache_); !why.empty()) {
+        emit(skipped_row(job.c, lane.name, why));
+        return true;
+      }
       run_case_job(job, lane.state, cache_, {nullptr, emit});
       return interrupt_signal() == 0;
     }
@@ -235,7 +248,10 @@ class Runner {
       emit(unsupported_row(job.c, lane.state, why));
       return true;
     }
-    ensure_reference(job.c, cache_);
+    if (std::string why = ensure_reference(job.c, cache_); !why.empty()) {
+      emit(skipped_row(job.c, lane.name, why));
+      return true;
+    }
     std::set<std::string> killed_once;  // variants whose worker someone else killed with SIGKILL
     while (true) {
       std::vector<std::string> left;
@@ -355,7 +371,10 @@ RunPlan plan_from_results_doc(RunRequest& req, const Json& doc) {
     const std::string& id = a->case_id;
     backends_used.insert(a->backend);
     if (!seen.insert(id).second || a->status == Status::skipped) continue;
-    PlannedCase pc{parse_case_id(id), "", 0};
+    PlannedCase pc{parse_case_id(id), "", 0, {}};
+    // Replayed inputs: the file --inputs names, else the one the row recorded (its hash must match).
+    if (!req.inputs_path.empty()) pc.c = with_source(std::move(pc.c), open_input_source(req.inputs_path, req.input_tensors));
+    else if (!a->replayed.is_null()) pc.c = with_source(std::move(pc.c), input_source_from_json(a->replayed));
     pc.c.label = a->label;
     pc.c.headline = a->headline;
     if (a->spec_version != pc.c.method->info().spec_version)
@@ -367,6 +386,12 @@ RunPlan plan_from_results_doc(RunRequest& req, const Json& doc) {
     for (const auto& b : backends_used)
       if (registry().find_backend(b)) req.backends.push_back(b);
   return plan_from_suite(suite, req.filter, req.shard, false);
+}
+
+Suite load_run_suite(const RunRequest& req) {
+  Suite suite = load_suite(req.suite_path);
+  if (!req.inputs_path.empty()) replay_suite_inputs(suite, req.inputs_path, req.input_tensors);
+  return suite;
 }
 
 RunPlan plan_from_results(RunRequest& req) {
@@ -383,6 +408,8 @@ Json run_settings(const RunRequest& req) {
   Json s = {{"verb", req.verb},
             {"rerun", req.rerun_path},
             {"filter", req.filter},
+            {"inputs", req.inputs_path},
+            {"input_tensors", req.input_tensors},
             {"shard", cat(req.shard.index, "/", req.shard.count)},
             {"impl", req.impl},
             {"backends", req.backends},
@@ -442,7 +469,7 @@ int run_suite(RunRequest req) {
   // Everything that can be wrong with the input is found before any case runs.
   RunPlan plan = !req.rerun_path.empty()
                      ? plan_from_results(req)
-                     : plan_from_suite(load_suite(req.suite_path), req.filter, req.shard, req.related);
+                     : plan_from_suite(load_run_suite(req), req.filter, req.shard, req.related);
   if (!req.impl.empty()) {
     bool known = false;
     for (const auto& e : registry().all_impls()) known |= e.variant == req.impl;
@@ -459,8 +486,8 @@ int run_suite(RunRequest req) {
   std::unique_ptr<OutputLock> lock;
   std::unique_ptr<Journal> journal;
   if (!out.empty()) {
-    check_output_file(out, {req.suite_path, req.rerun_path}, "--out");
-    check_output_file(out + ".journal", {req.suite_path, req.rerun_path}, "--out");
+    check_output_file(out, {req.suite_path, req.rerun_path, req.inputs_path}, "--out");
+    check_output_file(out + ".journal", {req.suite_path, req.rerun_path, req.inputs_path}, "--out");
     lock = std::make_unique<OutputLock>(out);
     journal = std::make_unique<Journal>(out + ".journal", plan.suite_hash, run_settings(req), req.command_line, req.resume);
     set_interrupt_note(cat("every finished row is in ", journal->path(), "; the same command with --resume completes the run"));

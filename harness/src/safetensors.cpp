@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 #include <vector>
 
 #include "attnbench/error.h"
@@ -68,17 +69,18 @@ void write_safetensors(const std::string& path, const TensorMap& tensors, const 
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(cat("cannot read ", path));
+  return parse_safetensors(read_input_file(path, "safetensors file"), path);
+}
+
+SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& path) {
   const auto bad = [&](const std::string& why) { return InputError(cat(path, ": not a safetensors file: ", why)); };
-  unsigned char len[8];
-  if (!in.read(reinterpret_cast<char*>(len), 8)) throw bad("shorter than 8 bytes");
+  if (bytes.size() < 8) throw bad("shorter than 8 bytes");
   uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(len[i]) << (8 * i);
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
   if (n > kMaxHeaderBytes) throw bad(cat("header length ", n, " is implausible"));
-  std::string text(n, '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(n))) throw bad("header truncated");
-  const std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (n > bytes.size() - 8) throw bad("header truncated");
+  const std::string_view text = bytes.substr(8, n);
+  const std::string_view data = bytes.substr(8 + n);
   Json header;
   try {
     header = Json::parse(text);

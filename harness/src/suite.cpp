@@ -1,6 +1,7 @@
 #include "attnbench/suite.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <set>
 
@@ -12,6 +13,7 @@
 #include "attnbench/json_schema.h"
 #include "attnbench/method.h"
 #include "attnbench/registry.h"
+#include "attnbench/replay.h"
 
 namespace attnbench {
 
@@ -85,7 +87,23 @@ std::vector<Json> items_of(const Json& j) {
   return out;
 }
 
+// A relative inputs path is the suite's folder's, so a suite travels with its captures.
+std::string beside(const std::string& suite_path, const std::string& file) {
+  const std::filesystem::path f(file);
+  if (f.is_absolute() || suite_path.empty()) return file;
+  return (std::filesystem::path(suite_path).parent_path() / f).lexically_normal().string();
+}
+
 }  // namespace
+
+void replay_suite_inputs(Suite& suite, const std::string& path, const std::map<std::string, std::string>& tensors) {
+  for (PlannedCase& pc : suite.cases) {
+    std::map<std::string, std::string> mapping = pc.input_tensors;
+    for (const auto& [input, tensor] : tensors) mapping[input] = tensor;
+    pc.c.source = open_input_source(path, mapping);
+  }
+  if (suite.cases.size() == 1 && suite.cases[0].skip_reason.empty()) check_replay_fits(suite.cases[0].c);
+}
 
 Suite parse_suite(const Json& doc, const std::string& path, const std::string& hash) {
   const auto errors = validate_json_schema(suite_schema(), doc);
@@ -140,6 +158,10 @@ Suite parse_suite(const Json& doc, const std::string& path, const std::string& h
       const std::vector<std::string> dtypes =
           entry.contains("dtype") ? strings_of(entry["dtype"])
           : defaults.contains("dtype") ? strings_of(defaults["dtype"]) : std::vector<std::string>{""};
+      std::map<std::string, std::string> input_tensors;
+      if (entry.contains("input_tensors")) input_tensors = entry["input_tensors"].get<std::map<std::string, std::string>>();
+      std::shared_ptr<const InputSource> source;
+      if (entry.contains("inputs")) source = open_input_source(beside(path, entry["inputs"].get<std::string>()), input_tensors);
       std::vector<uint64_t> seeds;
       for (const Json& s : items_of(entry.value("seed", defaults.value("seed", Json(1))))) seeds.push_back(seed_of(s));
 
@@ -168,11 +190,13 @@ Suite parse_suite(const Json& doc, const std::string& path, const std::string& h
               CaseParts parts{method, phase, {}, dtype, seed};
               for (size_t a = 0; a < axes.size(); ++a)
                 for (size_t k = 0; k < axes[a].keys.size(); ++k) parts.params[axes[a].keys[k]] = axes[a].points[at[a]][k];
-              PlannedCase pc{build_case(parts), "", static_cast<int>(e)};
+              PlannedCase pc{build_case(parts), "", static_cast<int>(e), input_tensors};
               pc.c.label = entry.value("label", "");
               pc.c.headline = entry.value("headline", false);
+              pc.c.source = source;
               pc.skip_reason = rule_violation(pc.c);
               if (!pc.skip_reason.empty() && total == 1) throw InputError(pc.skip_reason);
+              if (source && total == 1) check_replay_fits(pc.c);
               if (!ids.insert(pc.c.id()).second) throw InputError(cat("case ", pc.c.id(), " appears twice in the suite"));
               suite.cases.push_back(std::move(pc));
             }

@@ -6,6 +6,7 @@
 #include "attnbench/check.h"
 #include "attnbench/check_set.h"
 #include "attnbench/error.h"
+#include "attnbench/replay.h"
 #include "attnbench/thread_pool.h"
 #include "compacted_cache.h"
 #include "sparse_step.h"
@@ -206,6 +207,7 @@ TensorMap ScoredSelection::inputs(const Case& c) const {
 TensorMap ScoredSelection::prefill_inputs(const Case& c) const {
   TensorMap in = generate_gkv(gkv(c), c.dtype, c.seed);
   if (!reads_window_queries() && !selection_only()) in.erase("q_obs");  // a selection-only step keeps its query
+  replay_inputs(c, in);  // before anything derives from them (replays_own_inputs())
   return in;
 }
 

@@ -79,6 +79,8 @@ class ScoredSelection : public Method {
   const ParamSchema& schema() const final { return schema_; }
   std::vector<OutputDecl> outputs(const Case& c) const final;
   TensorMap inputs(const Case& c) const final;
+  // The prefill's G-KV tensors are replayed before a window is cut or page bounds are derived.
+  bool replays_own_inputs(const Case& c) const final { return c.phase != "decode"; }
   Reference reference(const Case& c, const TensorMap& in) const final;
   CheckReport check(const Case& c, const TensorMap& in, const Reference& ref, const TensorMap& got) const final;
   Work work(const Case& c) const final;

@@ -1,13 +1,14 @@
 // Cases and their ids (docs/design.md "Cases and their ids"). One normative grammar, used in filters, results, dumps,
 // caches and leaderboards:
 //
-//   method[/phase]/k=v,k=v,…/dtype/s<seed>
+//   method[/phase]/k=v,k=v,…/dtype/s<seed>[@<inputs file hash>]
 //
 // Every schema parameter appears, defaults included, in schema order, under its full name;
 // numbers in shortest round-trip form, booleans true/false, lists a:b:c.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,7 @@
 namespace attnbench {
 
 class Method;
+struct InputSource;  // replay.h
 
 struct Case {
   const Method* method = nullptr;  // resolved spec (registry-owned)
@@ -26,6 +28,8 @@ struct Case {
   uint64_t seed = 1;
   std::string label;               // "Llama-3-8B decode"; not part of the id
   bool headline = false;           // the leaderboard's case for this method; not part of the id
+  // Replayed inputs (replay.h): the file's hash is the id's "@<hash>" after the seed.
+  std::shared_ptr<const InputSource> source;
 
   const std::string& method_name() const;
   std::string id() const { return format_id(); }
@@ -39,6 +43,10 @@ struct Case {
 
 // Parses an id back into a complete, validated case (InputError with the reason otherwise).
 // Parameters missing from the id take their defaults, so a hand-written short id also works.
+// An "@<hash>" gives a source that knows only the hash: with_source() attaches the file.
 Case parse_case_id(std::string_view id);
+// The case with its inputs replayed from `source` (null: generated); InputError when the case id
+// already names a file with another hash.
+Case with_source(Case c, std::shared_ptr<const InputSource> source);
 
 }  // namespace attnbench

@@ -1,7 +1,7 @@
 // `attnbench dump CASE`: a case's inputs, its fp64 reference (check-only tensors included) and each
 // backend's outputs as .safetensors files (safetensors.h), for inspection in numpy or PyTorch.
 //
-//   <dir>/inputs.safetensors             the generated inputs, in their storage dtypes
+//   <dir>/inputs.safetensors             the inputs (generated or replayed), in their storage dtypes
 //   <dir>/reference.safetensors          the reference's tensors (floats as F64)
 //   <dir>/<backend>.<variant>.safetensors  the impl's outputs from a checked run (no timing)
 //
@@ -9,6 +9,7 @@
 // hashes of the inputs and reference; output files add backend, variant, status and reason.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct DumpRequest {
   std::vector<std::string> backends;
   std::vector<std::string> backend_opts;  // "cpu.threads=2"
   std::string impl;                       // one variant only ("": every variant)
+  std::string inputs_path;                // the file a replayed case id ("…@<hash>") ran on
+  std::map<std::string, std::string> input_tensors;  // input -> tensor, where the names differ
 };
 
 struct DumpResult {

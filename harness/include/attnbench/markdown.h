@@ -58,7 +58,11 @@ inline std::string markdown_code(const std::string& s) {
 // One table row of escaped cells, and the rule under a header of n columns.
 inline std::string markdown_row(const std::vector<std::string>& cells) {
   std::string s = "|";
-  for (const auto& c : cells) s += " " + markdown_cell(c) + " |";
+  for (const auto& c : cells) {
+    s += ' ';
+    s += markdown_cell(c);
+    s += " |";
+  }
   return s + "\n";
 }
 

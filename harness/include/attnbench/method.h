@@ -126,6 +126,10 @@ class Method {
   virtual std::vector<OutputDecl> outputs(const Case& c) const = 0;
   // Named host tensors generated from the case seed (domain 0), bit-identical everywhere.
   virtual TensorMap inputs(const Case& c) const = 0;
+  // True when inputs() itself replays a case's inputs file (replay_inputs(), replay.h) before it
+  // derives inputs from them (quest's page bounds from k); false: the harness replays the
+  // generated inputs of the same names afterwards.
+  virtual bool replays_own_inputs(const Case& /*c*/) const { return false; }
   // fp64, textbook: reads the inputs (already rounded to the case dtype), parallel over
   // independent slices with each slice sequential, so the thread count changes no bit.
   virtual Reference reference(const Case& c, const TensorMap& inputs) const = 0;

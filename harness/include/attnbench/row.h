@@ -104,6 +104,9 @@ struct Row {
   Json params = Json::object();  // every parameter with its value, in the case's order
   Status status = Status::pass;
   std::string reason;            // one line for anything but pass
+  // The file its inputs were replayed from (replay.h: file, hash, tensors, the file's metadata);
+  // null: every input was generated. Written after params.
+  Json replayed;
 
   // What running the impl produced (absent on rows that never ran one: unsupported, skipped,
   // crashed, timeout).

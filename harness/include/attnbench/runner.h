@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct RunRequest {
   std::string rerun_path;                 // a results file whose cases (and settings) are run again
   std::vector<std::string> backends;      // empty: every compiled-in backend available here
   std::string filter;                     // regex on case ids
+  std::string inputs_path;                // every case replays its inputs from this file (replay.h)
+  std::map<std::string, std::string> input_tensors;  // with these input -> tensor mappings
   std::string impl;                       // one variant only
   std::vector<std::string> backend_opts;  // "cpu.threads=2"
   std::string out;                        // results file ("" for check: none)

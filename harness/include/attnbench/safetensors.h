@@ -11,6 +11,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "attnbench/tensor.h"
 
@@ -30,5 +31,7 @@ DType parse_safetensors_dtype(const std::string& name);  // InputError for any o
 void write_safetensors(const std::string& path, const TensorMap& tensors, const SafetensorsMetadata& metadata = {});
 // Throws InputError naming the problem when the file is missing or malformed.
 SafetensorsFile read_safetensors(const std::string& path);
+// The same from the file's bytes (`path` names it in errors).
+SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& path);
 
 }  // namespace attnbench

@@ -7,6 +7,9 @@
 //      "zip": {"head_dim": [64, 128], "ragged": [false, true]},
 //      "label": "Llama-3-8B decode", "headline": true}]}
 //
+// An entry's "inputs": "capture.safetensors" (relative to the suite's folder) replays inputs from
+// a captured file (replay.h), with "input_tensors": {"q": "q_obs"} where names differ.
+//
 // A list value multiplies out (a product over the listed keys, and over listed phases, dtypes
 // and seeds); a `zip` group varies its keys together; {"values": [...]} is one list-valued
 // parameter, not an axis. A product combination that breaks a method rule becomes a `skipped`
@@ -14,6 +17,7 @@
 // InputError (exit 2), as is anything malformed.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,7 @@ struct PlannedCase {
   Case c;
   std::string skip_reason;  // non-empty: a `skipped` row
   int entry = 0;            // index of the suite entry it came from
+  std::map<std::string, std::string> input_tensors;  // the entry's, for a file given later (--inputs)
 };
 
 struct Suite {
@@ -41,6 +46,10 @@ struct Suite {
 inline constexpr size_t kMaxSuiteCases = 200000;
 
 Suite load_suite(const std::string& path);
+// Every case replays its inputs from `path` (the CLI's --inputs), with the entry's input_tensors
+// overridden by `tensors` where given. A single-case suite whose case the file does not fit is an
+// InputError naming the tensor; in a larger one such cases become `skipped` rows when they run.
+void replay_suite_inputs(Suite& suite, const std::string& path, const std::map<std::string, std::string>& tensors);
 Suite parse_suite_text(const std::string& text, const std::string& path);  // the file's bytes
 Suite parse_suite(const Json& doc, const std::string& path, const std::string& hash);
 const Json& suite_schema();  // the embedded suites/suite.schema.json
