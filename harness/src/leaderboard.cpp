@@ -241,7 +241,7 @@ std::set<std::string> headline_cases(const std::vector<Rec>& recs, size_t src) {
     w.bytes = std::max(w.bytes, r.bytes());
     w.headline = w.headline || r.row.headline;
     w.dtype = dtype_name(r.row.dtype);
-    w.method = r.method_label();
+    w.method = r.method_label() + "\n" + inputs_of(r);  // a headline per inputs source
   }
   const auto more = [](const CaseWork& a, const CaseWork& b) {
     return a.flops != b.flops ? a.flops > b.flops : a.bytes > b.bytes;
@@ -362,7 +362,7 @@ const std::vector<std::string> kFidelityKeys = {"attn_recall", "out_rel_l2"};
 
 void build_fidelity(Leaderboard& lb, const std::vector<Rec>& recs) {
   // (figure, full-cache bytes, dtype) -> points; a case once, whichever backend ran it.
-  using Key = std::tuple<size_t, double, std::string>;
+  using Key = std::tuple<size_t, std::string, double, std::string>;  // (figure, inputs, −full bytes, dtype)
   std::map<Key, LbFidelityFigure> figures;
   std::map<Key, double> kv_len;
   std::set<std::pair<std::string, std::string>> seen;
@@ -376,7 +376,7 @@ void build_fidelity(Leaderboard& lb, const std::vector<Rec>& recs) {
     for (size_t k = 0; k < kFidelityKeys.size(); ++k) {
       if (!q.contains(kFidelityKeys[k]) || !q[kFidelityKeys[k]].is_number()) continue;
       // Largest cache first: the model-sized cases lead.
-      const Key key{k, -full, dtype};
+      const Key key{k, inputs_of(r), -full, dtype};
       LbFidelityFigure& f = figures[key];
       f.figure = kFidelityKeys[k];
       f.points.push_back({r.row.method, r.row.case_id, q[kKvBytesKey].get<double>(), {{f.figure, q[f.figure].get<double>()}}});
@@ -385,10 +385,11 @@ void build_fidelity(Leaderboard& lb, const std::vector<Rec>& recs) {
     }
   }
   for (auto& [key, f] : figures) {
-    const double full = -std::get<1>(key);
+    const double full = -std::get<2>(key);
     f.subtitle = full > 0 ? cat("full cache ", fmt_bytes(full)) : std::string("full cache not reported");
     if (kv_len.count(key)) f.subtitle += cat(" (kv_len ", fmt_sig(kv_len.at(key), 12), ")");
-    f.subtitle += cat(", ", std::get<2>(key), "; held-out queries");
+    f.subtitle += cat(", ", std::get<3>(key), "; held-out queries");
+    if (!std::get<1>(key).empty()) f.subtitle += cat("; ", std::get<1>(key));
     lb.fidelity.push_back(std::move(f));
   }
 }
@@ -404,18 +405,19 @@ double kv_len_of(const Rec& r) { return r.row.params.contains("kv_len") ? r.row.
 
 void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, bool several_sources) {
   // (file, device, dtype, full-cache bytes, point to 3 digits) -> records, in order.
-  using Key = std::tuple<size_t, std::string, std::string, double, double>;
+  using Key = std::tuple<size_t, std::string, std::string, std::string, double, double>;
   std::map<Key, std::vector<const Rec*>> points;
   for (const Rec& r : recs) {
     const auto point = quality_number(r, kPointKey), full = quality_number(r, "kv_bytes_full");
     if (r.related_rank() != 0 || !point || !full) continue;
-    points[{r.src, device_of(lb.sources, r), std::string(dtype_name(r.row.dtype)), *full, std::stod(fmt_sig(*point))}]
+    points[{r.src, inputs_of(r), device_of(lb.sources, r), std::string(dtype_name(r.row.dtype)), *full,
+            std::stod(fmt_sig(*point))}]
         .push_back(&r);
   }
   const auto recall = [](const Rec* r) { return quality_number(*r, "attn_recall").value_or(-1.0); };
   const auto rel_l2 = [](const Rec* r) { return quality_number(*r, "out_rel_l2").value_or(INFINITY); };
   for (auto& [key, rows] : points) {
-    const auto& [src, device, dtype, full, point] = key;
+    const auto& [src, replayed, device, dtype, full, point] = key;
     // A ranking needs two methods: a suite's edge cases (everything kept, one token) stand alone.
     std::set<std::string> methods_here;
     for (const Rec* r : rows) methods_here.insert(r->method_label());
@@ -431,7 +433,8 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
     // The label from a record's own value (the key is rounded to 3 digits: 1.33 for 4/3).
     const double asked = *quality_number(*rows[0], kPointKey);
     sec.title = cat(point_label(asked), " · kv_len ", fmt_sig(kv_len_of(*rows[0]), 12), ", full cache ", fmt_bytes(full),
-                    several_sources ? cat(" · [", src + 1, "]") : "");
+                    several_sources ? cat(" · [", src + 1, "]") : "", replayed.empty() ? "" : cat(" · ", replayed));
+    sec.inputs = replayed;
     sec.columns = {{"rank", "rank", "by attn_recall on the held-out queries (then out_rel_l2), rows that passed first"},
                    kMethodColumn,
                    kBackendColumn,
@@ -514,18 +517,20 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
         line_of[r] = name;
       }
   }
-  // Fidelity against the point: per (file, device, dtype, full-cache bytes).
-  std::map<std::tuple<size_t, std::string, std::string, double>, std::map<std::string, std::map<double, double>>> fidelity;
-  // Compression time against kv_len: per (file, device, dtype, point).
-  std::map<std::tuple<size_t, std::string, std::string, double>, std::map<std::string, std::map<double, double>>> times;
+  // Fidelity against the point: per (file, inputs, device, dtype, full-cache bytes).
+  using PlotKey = std::tuple<size_t, std::string, std::string, std::string, double>;
+  std::map<PlotKey, std::map<std::string, std::map<double, double>>> fidelity;
+  // Compression time against kv_len: per (file, inputs, device, dtype, point).
+  std::map<PlotKey, std::map<std::string, std::map<double, double>>> times;
   for (const auto& [key, rows] : points) {
-    const auto& [src, device, dtype, full, point] = key;
+    const auto& [src, replayed, device, dtype, full, point] = key;
     for (const Rec* r : rows) {
       if (!r->passed()) continue;
-      if (const auto v = quality_number(*r, "attn_recall")) fidelity[{src, device, dtype, full}][line_of[r]][point] = *v;
-      if (r->median_us()) times[{src, device, dtype, point}][line_of[r]][kv_len_of(*r)] = *r->median_us();
+      if (const auto v = quality_number(*r, "attn_recall")) fidelity[{src, replayed, device, dtype, full}][line_of[r]][point] = *v;
+      if (r->median_us()) times[{src, replayed, device, dtype, point}][line_of[r]][kv_len_of(*r)] = *r->median_us();
     }
   }
+  const auto inputs_note = [](const std::string& replayed) { return replayed.empty() ? std::string() : cat(" · ", replayed); };
   const auto add = [&](LbLinePlot plot, const std::map<std::string, std::map<double, double>>& lines) {
     bool two = false;
     for (const auto& [name, pts] : lines) {
@@ -535,16 +540,18 @@ void build_compression_points(Leaderboard& lb, const std::vector<Rec>& recs, boo
     if (two) lb.compression_plots.push_back(std::move(plot));
   };
   for (const auto& [key, lines] : fidelity) {
-    const auto& [src, device, dtype, full] = key;
+    const auto& [src, replayed, device, dtype, full] = key;
     add({"kv-fidelity", "attn_recall against compression", cat(device, " · ", dtype, ", full cache ", fmt_bytes(full),
-                                                              several_sources ? cat(" · [", src + 1, "]") : ""),
+                                                              several_sources ? cat(" · [", src + 1, "]") : "",
+                                                              inputs_note(replayed)),
          "compression (kv_len / budget, log)", "attn_recall", "compression", true, false, "", {}},
         lines);
   }
   for (const auto& [key, lines] : times) {
-    const auto& [src, device, dtype, point] = key;
+    const auto& [src, replayed, device, dtype, point] = key;
     add({"kv-time", "compression time against kv_len", cat(point_label(point), " · ", device, " · ", dtype,
-                                                           several_sources ? cat(" · [", src + 1, "]") : ""),
+                                                           several_sources ? cat(" · [", src + 1, "]") : "",
+                                                           inputs_note(replayed)),
          "kv_len (log)", "median µs (log)", "kv_len", true, true, "us", {}},
         lines);
   }
@@ -580,20 +587,22 @@ Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<s
   const bool several = std::count_if(lb.sources.begin(), lb.sources.end(), [](const LbSource& s) { return !s.coverage; }) > 1;
 
   // Sections: family, then device, then dtype, each in first-seen order.
-  FirstSeen families, devices, dtypes, methods;
+  FirstSeen families, devices, dtypes, methods, inputs;
+  inputs.add("");  // generated inputs first
   for (const Rec& r : recs) {
     families.add(r.row.family);
+    inputs.add(inputs_of(r));
     devices.add(device_of(lb.sources, r));
     dtypes.add(std::string(dtype_name(r.row.dtype)));
     methods.add(r.method_label());
   }
   std::vector<std::set<std::string>> headline(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) headline[i] = headline_cases(recs, i);
-  std::map<std::tuple<size_t, size_t, size_t>, std::vector<const Rec*>> grouped;
+  std::map<std::tuple<size_t, size_t, size_t, size_t>, std::vector<const Rec*>> grouped;
   for (const Rec& r : recs) {
     if (r.related_rank() != 0 || !headline[r.src].count(r.row.case_id)) continue;
     grouped[{families.rank(r.row.family), devices.rank(device_of(lb.sources, r)),
-             dtypes.rank(std::string(dtype_name(r.row.dtype)))}]
+             dtypes.rank(std::string(dtype_name(r.row.dtype))), inputs.rank(inputs_of(r))}]
         .push_back(&r);
   }
   for (auto& [key, rows] : grouped) {
@@ -605,6 +614,7 @@ Leaderboard build_leaderboard(const std::vector<Json>& docs, const std::vector<s
     sec.family = families.keys[std::get<0>(key)];
     sec.device = devices.keys[std::get<1>(key)];
     sec.dtype = dtypes.keys[std::get<2>(key)];
+    sec.inputs = inputs.keys[std::get<3>(key)];
     fill_section(sec, rows, recs, lb.sources, several);
     lb.sections.push_back(std::move(sec));
   }

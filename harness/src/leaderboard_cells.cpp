@@ -127,6 +127,18 @@ std::string device_of(const std::vector<LbSource>& sources, const Rec& r) {
   return b;
 }
 
+std::string inputs_of(const Rec& r) {
+  const Json& rp = r.row.replayed;
+  if (rp.is_null()) return {};
+  std::string what = cat("replayed: ", rp.value("file", std::string("?")));
+  const Json meta = rp.value("metadata", Json::object());
+  std::string details;
+  for (const char* k : {"model_id", "layer"})
+    if (meta.contains(k) && meta[k].is_string())
+      details += cat(details.empty() ? "" : ", ", std::string(k) == "layer" ? "layer " : "", meta[k].get<std::string>());
+  return details.empty() ? what : cat(what, " (", details, ")");
+}
+
 LbCell dash(std::string title) { return {"—", std::nullopt, "", std::move(title)}; }
 
 // quality, flattened one level: {"a": 1, "b": {"c": 2}} -> a, b.c

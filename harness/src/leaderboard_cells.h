@@ -33,6 +33,10 @@ struct Rec {
 std::string shown_status(const Rec& r);
 // The record's device, else its backend's device in the file's context, else the backend.
 std::string device_of(const std::vector<LbSource>& sources, const Rec& r);
+// "" for generated inputs; for replayed ones what they came from: "replayed: <file> (<model_id>,
+// layer <layer>)", from the file's metadata where it names them. A key of every ranking, so
+// captured and synthetic rows are never ranked together.
+std::string inputs_of(const Rec& r);
 LbCell dash(std::string title = "");
 
 // quality, flattened one level: {"a": 1, "b": {"c": 2}} -> a, b.c

@@ -184,8 +184,9 @@ std::string leaderboard_html(const Leaderboard& lb) {
       o << (family.empty() ? "" : "</div>") << "<div class=\"family\"><h2>" << html_escape(sec.family) << "</h2>";
       family = sec.family;
     }
-    o << "<section data-family=\"" << html_escape(sec.family) << "\"><h3>" << html_escape(sec.device) << " · "
-      << html_escape(sec.dtype) << "</h3><div class=\"scroll\">" << table_html(sec) << "</div><details><summary>headline cases</summary><ul>";
+    o << "<section data-family=\"" << html_escape(sec.family) << "\"" << (sec.inputs.empty() ? "" : " data-replayed=\"true\"")
+      << "><h3>" << html_escape(sec.device) << " · " << html_escape(sec.dtype)
+      << (sec.inputs.empty() ? "" : " · " + html_escape(sec.inputs)) << "</h3><div class=\"scroll\">" << table_html(sec) << "</div><details><summary>headline cases</summary><ul>";
     for (const auto& [what, id] : sec.cases) o << "<li>" << html_escape(what) << ": <code>" << html_escape(id) << "</code></li>";
     o << "</ul></details></section>\n";
   }

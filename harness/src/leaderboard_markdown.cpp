@@ -30,7 +30,8 @@ std::string leaderboard_markdown(const Leaderboard& lb) {
       family = sec.family;
       o << "## " << markdown_text(family) << "\n\n";
     }
-    o << "### " << markdown_text(sec.device) << " · " << markdown_text(sec.dtype) << "\n\n";
+    o << "### " << markdown_text(sec.device) << " · " << markdown_text(sec.dtype)
+      << (sec.inputs.empty() ? "" : " · " + markdown_text(sec.inputs)) << "\n\n";
     std::vector<std::string> head;
     for (const auto& c : sec.columns) head.push_back(markdown_text(c.title));
     o << markdown_row(head) << markdown_rule(head.size());

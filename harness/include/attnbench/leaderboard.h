@@ -7,6 +7,9 @@
 //     headline case: the suite's `headline: true` cases of that method and phase (the one with the
 //     most work.flops per dtype when several), else its suite case with the most work.flops (then
 //     bytes). Related-only cases (related_rank > 0) are never headline cases.
+//   * Replayed rows (inputs from a captured file, replay.h) are shown as such: every table, ranking
+//     and fidelity figure is per inputs source (file, model, layer) as it is per device and dtype,
+//     so captured and synthetic rows sit side by side, never in one ranking.
 //   * Tables are grouped by family, then device and dtype. A section's quality columns are the
 //     union of its rows' `quality` keys (nested objects flattened as a.b), so a method that
 //     declares new figures shows them without code changes. A figure the headline case lacks is
@@ -73,6 +76,7 @@ struct LbColumn {
 
 struct LbSection {
   std::string family, device, dtype;
+  std::string inputs;  // "" generated; else where replayed inputs came from (file, model, layer)
   std::string title;  // a ranked table's heading (compression points); empty for family sections
   std::vector<LbColumn> columns;
   std::vector<std::vector<LbCell>> rows;
