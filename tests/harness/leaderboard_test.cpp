@@ -261,6 +261,41 @@ TEST_CASE("leaderboard: methods ranked by fidelity at each compression point, wi
   CHECK_THAT(leaderboard_markdown(lb), Catch::Contains("## KV compression at each compression point"));
 }
 
+TEST_CASE("leaderboard: replayed rows are tabled and ranked apart from synthetic ones, named by file, model and layer", "[unit]") {
+  // The same two methods at one point, on generated inputs and on a capture: two tables, two
+  // rankings, two fidelity figures, each headed by its inputs; never one ranking of the four.
+  std::vector<Json> recs;
+  for (bool replayed : {false, true})
+    for (const std::string method : {"low", "high"}) {
+      Json r = record(method, "famK", method + (replayed ? "/s1@0123456789abcdef" : "/s1"), "pass", 1e-4, 1e6);
+      const double recall = (method == "high" ? 0.9 : 0.5) - (replayed ? 0.3 : 0.0);
+      r["quality"] = {{"compression_point", 4.0}, {"compression_ratio", 4.0}, {"kv_bytes_full", 1024000.0},
+                      {"kv_bytes_kept", 256000.0}, {"attn_recall", recall}, {"out_rel_l2", 1 - recall}};
+      if (replayed)
+        r["replayed"] = {{"file", "cap/layer12.safetensors"}, {"hash", "0123456789abcdef"}, {"tensors", Json::object()},
+                         {"metadata", {{"model_id", "org/model-8b"}, {"layer", "12"}}}};
+      recs.push_back(r);
+    }
+  const Leaderboard lb = build_leaderboard({doc_of(recs)}, {"r.json"}, "test");
+  const std::string from = "replayed: cap/layer12.safetensors (org/model-8b, layer 12)";
+  std::vector<const LbSection*> tables;
+  for (const auto& s : lb.sections)
+    if (s.family == "famK") tables.push_back(&s);
+  REQUIRE(tables.size() == 2);
+  CHECK(tables[0]->inputs.empty());
+  CHECK(tables[1]->inputs == from);
+  CHECK(tables[0]->rows.size() == 2);
+  CHECK(tables[1]->rows.size() == 2);
+  REQUIRE(lb.compression_points.size() == 2);
+  CHECK(lb.compression_points[0].inputs.empty());
+  CHECK_THAT(lb.compression_points[1].title, Catch::EndsWith(" · " + from));
+  CHECK(lb.compression_points[1].rows.size() == 2);
+  size_t replayed_figures = 0;
+  for (const auto& f : lb.fidelity) replayed_figures += f.subtitle.find(from) != std::string::npos;
+  CHECK(replayed_figures == 2);  // attn_recall and out_rel_l2
+  CHECK_THAT(leaderboard_markdown(lb), Catch::Contains("### Zeta 9 · f16 · " + from));
+}
+
 TEST_CASE("leaderboard: a selection-only method ranks beside the compaction methods, marked, its bytes read per step shown", "[unit]") {
   std::vector<Json> recs;
   const auto add = [&](const std::string& method, double recall, bool selection_only) {
