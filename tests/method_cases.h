@@ -381,6 +381,20 @@ inline const std::vector<std::string> kPenaltiesCases = {
     "penalties/batch=1,vocab=1000,history=32768,repetition=1.5,frequency=2/f32/s6",
 };
 
+// tree_mask: EAGLE-2's 60-token trees at depth 6 (random, the default), a chain (chain drafting),
+// a star (Medusa's first head), a lone root, 33 nodes (a mask row one bit into its second word), a
+// tree of 1000 nodes capped at depth 12 (several mask words per row, long leaf lists) and a chain
+// of 128 (a 128-deep path).
+inline const std::vector<std::string> kTreeMaskCases = {
+    "tree_mask/build/batch=4,nodes=60,max_depth=6/i32/s1",
+    "tree_mask/build/batch=3,nodes=8,max_depth=7,shape=chain/i32/s2",
+    "tree_mask/build/batch=2,nodes=40,max_depth=1,shape=star/i32/s3",
+    "tree_mask/build/batch=2,nodes=1,max_depth=1/i32/s4",
+    "tree_mask/build/batch=5,nodes=33,prefix=0,max_depth=4/i32/s5",
+    "tree_mask/build/batch=2,nodes=1000,prefix=4096,max_depth=12/i32/s6",
+    "tree_mask/build/batch=1,nodes=128,max_depth=127,shape=chain/i32/s7",
+};
+
 // frspec: a Llama-2-sized vocabulary with a quarter of it drafted (bf16), the subset the whole
 // vocabulary with a hidden size off the 8-element chunks (f32), a subset of one token (f16), greedy
 // (T = 0), a low temperature over an odd subset, 256 hidden states (batch 64: several passes of the

@@ -1,0 +1,203 @@
+// tree_mask — a draft tree's attention mask, depths, position ids and retrieve paths from its
+// parent pointers: what a tree verifier (tree_verify, EAGLE-2, Medusa) builds before the target's
+// forward over the tree tokens. Catalog: PRIM-TREE. Interface after EAGLE-2's topK_genrate
+// (tree_mask, tree_position_ids, retrieve_indices), which FlashInfer's and SGLang's tree builders
+// also produce.
+//
+// Semantics (spec_version 1), phase "build". Row b holds a tree of n nodes in creation order:
+// parents[b, 0] = −1 (the root: the last verified token), parents[b, i] ∈ [0, i) for i ≥ 1, so a
+// parent precedes its children. With anc(i) = {i} ∪ anc(parents[i]):
+//   mask[b, i, w]         bit j%32 of word w = j/32 set iff j ∈ anc(i) (a node sees its ancestors
+//                         and itself); words past n are 0
+//   depth[b, i]           |anc(i)| − 1 (the root 0)
+//   position_ids[b, i]    prefix + depth[b, i]
+//   n_leaves[b]           nodes with no child
+//   retrieve[b, l, t]     for the l-th leaf in ascending node index, its path root first:
+//                         retrieve[b, l, depth(leaf) − s] = the s-th ancestor of the leaf; −1 past
+//                         the path and in every row l ≥ n_leaves[b]
+// All EXACT. A verifier reads the candidate paths from retrieve (tree_verify: ties between paths
+// go to the lowest l).
+//
+// Inputs: parents [batch, nodes] i32 by `shape` (stream "parents", uniform n = b·nodes + i):
+//   random   parent ⌊u·i⌋, or that node's nearest ancestor above depth max_depth − 1 (a random
+//            recursive tree, depth capped)
+//   chain    parent i − 1 (a tree with one path: chain drafting), needs nodes − 1 ≤ max_depth
+//   star     parent 0 (every draft at depth 1: Medusa's first head alone)
+//
+// Choices, and where they differ from the code they come from:
+//   - EAGLE-2 sorts retrieve_indices lexicographically (root-first, −1 last) after building them in
+//     leaf-index order; the rows here stay in leaf-index order, which is creation order: a builder
+//     that emits nodes by score (eagle2_tree) gets its best paths first without the sort.
+//   - EAGLE-2's mask is a float [1, 1, n, n] tensor and its retrieve tensor has exactly
+//     max(depth) + 1 columns and n_leaves rows; here the mask is bits and the retrieve rows have
+//     the case's capacity (max_depth + 1 columns, n rows), ragged by n_leaves, so every backend
+//     writes a fixed shape.
+//   - SGLang's build_tree_kernel_efficient returns next-token and next-sibling links instead of
+//     paths; the paths are the form a batched verifier gathers with.
+#include <algorithm>
+
+#include "attnbench/check.h"
+#include "attnbench/error.h"
+#include "attnbench/method.h"
+#include "attnbench/rng.h"
+#include "attnbench/thread_pool.h"
+#include "tree_common.h"
+
+namespace attnbench::decoding {
+
+TreeParams tree_params(const Case& c) {
+  TreeParams p{};
+  p.batch = static_cast<int32_t>(c.i64("batch"));
+  p.nodes = static_cast<int32_t>(c.i64("nodes"));
+  p.prefix = static_cast<int32_t>(c.i64("prefix"));
+  p.max_depth = static_cast<int32_t>(c.i64("max_depth"));
+  p.mask_words = (p.nodes + 31) / 32;
+  return p;
+}
+
+namespace {
+
+class TreeMask final : public Method {
+ public:
+  TreeMask() {
+    schema_.add({"batch", ParamType::Int, Value(int64_t{4}), {}, 1.0, 65536.0, {}, "trees (one per sequence)"});
+    schema_.add({"nodes", ParamType::Int, Value(int64_t{64}), {}, 1.0, 4096.0, {}, "n: tree tokens per row, the root included"});
+    schema_.add({"prefix", ParamType::Int, Value(int64_t{1024}), {}, 0.0, 1e8, {}, "tokens before the tree: the root's position id"});
+    schema_.add({"max_depth", ParamType::Int, Value(int64_t{8}), {}, 1.0, 4095.0, {},
+                 "D: the deepest node's depth (retrieve rows hold D + 1 entries)"});
+    schema_.add({"shape", ParamType::String, Value(std::string("random")), {}, {}, {}, {"random", "chain", "star"},
+                 "random: a random recursive tree capped at depth D; chain: one path; star: every node a child of the root"});
+    schema_.rule("chain: nodes - 1 <= max_depth", [](const Params& p, const std::string&) -> std::string {
+      if (p.str("shape") != "chain" || p.i64("nodes") - 1 <= p.i64("max_depth")) return {};
+      return cat("a chain of ", p.i64("nodes"), " nodes is ", p.i64("nodes") - 1, " deep, beyond max_depth=", p.i64("max_depth"));
+    });
+  }
+
+  const MethodInfo& info() const override { return info_; }
+  const ParamSchema& schema() const override { return schema_; }
+
+  std::vector<OutputDecl> outputs(const Case& c) const override {
+    const TreeParams p = tree_params(c);
+    const int64_t B = p.batch, n = p.nodes;
+    OutputDecl mask{"mask", DType::i32, {B, n, p.mask_words}, CheckClass::EXACT};
+    mask.doc = "mask [batch, nodes, ceil(nodes/32)]: bit j of row i set iff node j is i or an ancestor of i";
+    mask.packed_bits = true;
+    OutputDecl depth{"depth", DType::i32, {B, n}, CheckClass::EXACT};
+    depth.doc = "depth [batch, nodes]: edges from the root";
+    OutputDecl pos{"position_ids", DType::i32, {B, n}, CheckClass::EXACT};
+    pos.doc = "position_ids [batch, nodes]: prefix + depth";
+    OutputDecl leaves{"n_leaves", DType::i32, {B}, CheckClass::EXACT};
+    leaves.doc = "n_leaves [batch]: nodes without a child";
+    OutputDecl retrieve{"retrieve", DType::i32, {B, n, p.max_depth + 1}, CheckClass::EXACT, "n_leaves", 1, -1.0};
+    retrieve.doc = "retrieve [batch, nodes, max_depth+1]: each leaf's path root first, leaves in node order; -1 past a path";
+    return {mask, depth, pos, leaves, retrieve};
+  }
+
+  TensorMap inputs(const Case& c) const override {
+    const TreeParams p = tree_params(c);
+    const std::string shape = c.str("shape");
+    HostTensor parents("parents", DType::i32, {p.batch, p.nodes});
+    const PhiloxStream draws(c.seed, "parents", kDomainInputs);
+    std::vector<int32_t> par(p.nodes), depth(p.nodes);
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int32_t i = 0; i < p.nodes; ++i) {
+        int32_t q = -1;
+        if (i > 0 && shape == "chain") q = i - 1;
+        else if (i > 0 && shape == "star") q = 0;
+        else if (i > 0) {
+          q = std::min<int32_t>(i - 1, static_cast<int32_t>(draws.uniform_f64(static_cast<uint64_t>(b * p.nodes + i)) * i));
+          while (depth[q] >= p.max_depth) q = par[q];
+        }
+        par[i] = q;
+        depth[i] = q < 0 ? 0 : depth[q] + 1;
+        parents.set(b * p.nodes + i, q);
+      }
+    }
+    TensorMap in;
+    in.emplace("parents", std::move(parents));
+    return in;
+  }
+
+  Reference reference(const Case& c, const TensorMap& in) const override {
+    const TreeParams p = tree_params(c);
+    const int64_t B = p.batch, n = p.nodes, W = p.mask_words, L = p.max_depth + 1;
+    Reference ref;
+    HostTensor mask("mask", DType::i32, {B, n, W}), depth("depth", DType::i32, {B, n}), pos("position_ids", DType::i32, {B, n});
+    HostTensor leaves("n_leaves", DType::i32, {B}), retrieve("retrieve", DType::i32, {B, n, L});
+    retrieve.fill(-1.0);
+    const HostTensor& parents = in.at("parents");
+    // Straight from the definitions: each node's ancestor set by walking its parents.
+    harness_pool().parallel_for(B, [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> par(n);
+      std::vector<char> has_child(n);
+      for (int64_t b = begin; b < end; ++b) {
+        std::fill(has_child.begin(), has_child.end(), 0);
+        for (int64_t i = 0; i < n; ++i) {
+          par[i] = static_cast<int64_t>(parents.get(b * n + i));
+          ATTNBENCH_ASSERT(i == 0 ? par[i] == -1 : (par[i] >= 0 && par[i] < i), "tree_mask: parent of node ", i, " is ", par[i]);
+          if (par[i] >= 0) has_child[par[i]] = 1;
+        }
+        int64_t l = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          std::vector<uint32_t> words(W, 0u);
+          int64_t d = -1;
+          for (int64_t j = i; j >= 0; j = par[j]) {
+            words[j / 32] |= 1u << (j % 32);
+            ++d;
+          }
+          for (int64_t w = 0; w < W; ++w) mask.set((b * n + i) * W + w, static_cast<double>(static_cast<int32_t>(words[w])));
+          depth.set(b * n + i, d);
+          pos.set(b * n + i, p.prefix + d);
+          if (has_child[i]) continue;
+          int64_t t = d;
+          for (int64_t j = i; j >= 0; j = par[j]) retrieve.set((b * n + l) * L + t--, j);
+          ++l;
+        }
+        leaves.set(b, l);
+      }
+    });
+    ref.tensors.emplace("mask", std::move(mask));
+    ref.tensors.emplace("depth", std::move(depth));
+    ref.tensors.emplace("position_ids", std::move(pos));
+    ref.tensors.emplace("n_leaves", std::move(leaves));
+    ref.tensors.emplace("retrieve", std::move(retrieve));
+    return ref;
+  }
+
+  Work work(const Case& c) const override {
+    const TreeParams p = tree_params(c);
+    const double Bn = double{1.0} * p.batch * p.nodes;
+    Work w;
+    // The parents read; mask, depths, position ids, the leaf counts and the retrieve capacity written.
+    w.bytes = 4 * Bn + 4 * Bn * p.mask_words + 8 * Bn + 4.0 * p.batch + 4 * Bn * (p.max_depth + 1);
+    w.bound = Bound::copy;
+    return w;
+  }
+
+  Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const override {
+    const TreeParams p = tree_params(c);
+    double leaves = 0, deepest = 0;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      leaves += out.at("n_leaves").get(b);
+      for (int64_t i = 0; i < p.nodes; ++i) deepest = std::max(deepest, out.at("depth").get(b * p.nodes + i));
+    }
+    (void)in;
+    return {{"tree_size", p.nodes}, {"leaves_mean", leaves / p.batch}, {"depth_max", deepest}};
+  }
+
+ private:
+  MethodInfo info_{.name = "tree_mask",
+                   .family = "decoding",
+                   .summary = "a draft tree's attention mask, depths, position ids and retrieve paths from parent pointers",
+                   .catalog_id = "PRIM-TREE",
+                   .paper = "Li et al. 2024, EAGLE-2 (dynamic draft trees); Miao et al. 2024, SpecInfer (tree attention)",
+                   .spec_version = 1,
+                   .phases = {"build"},
+                   .dtypes = {DType::i32}};
+  ParamSchema schema_;
+};
+
+}  // namespace
+}  // namespace attnbench::decoding
+
+ATTNBENCH_METHOD(attnbench::decoding::TreeMask);
