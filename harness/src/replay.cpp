@@ -40,6 +40,8 @@ std::pair<std::shared_ptr<const SafetensorsFile>, std::string> load_file(const s
   struct stat st {};
   const bool known = stat(path.c_str(), &st) == 0;
   const int64_t mtime = known ? static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec : -1;
+  // A device or a pipe would be read without end: an inputs file is a regular file.
+  if (known && !S_ISREG(st.st_mode)) throw InputError(cat(path, ": not a regular file, so not an inputs file (.safetensors)"));
   std::lock_guard<std::mutex> lock(mu);
   Opened& o = opened[path];
   if (!known || o.size != static_cast<int64_t>(st.st_size) || o.mtime_ns != mtime || !o.file) {

@@ -97,6 +97,7 @@ TEST_CASE("replay: a file that does not fit is an error naming the tensor, or a 
   CHECK_THROWS_WITH(case_inputs(s.cases[1].c), Catch::Contains("tensor \"k\" is [1,2,128,64]"));
   // A missing file, and a mapping to a tensor the file lacks.
   CHECK_THROWS_WITH(open_input_source(dir + "/absent.safetensors"), Catch::Contains("cannot open the inputs file"));
+  CHECK_THROWS_WITH(open_input_source("/dev/zero"), Catch::Contains("not a regular file"));
   CHECK_THROWS_WITH(open_input_source(dir + "/capture.safetensors", {{"q", "q_last"}}),
                     Catch::Contains("input \"q\" is mapped to tensor \"q_last\", which the file does not hold"));
   // A file that holds none of a method's inputs.
