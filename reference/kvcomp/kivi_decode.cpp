@@ -38,6 +38,7 @@
 #include "attnbench/error.h"
 #include "attnbench/inputs.h"
 #include "attnbench/method.h"
+#include "attnbench/replay.h"
 #include "kivi_quant.h"
 #include "reference/attention/attention_spec.h"
 
@@ -71,12 +72,18 @@ class KiviDecode final : public KiviMethod {
   TensorMap inputs(const Case& c) const override {
     const KiviParams s = kivi_params(c);
     const std::vector<int64_t> len = kivi_sequence_lengths(c, s);
-    const FullCache full = kivi_full_cache(c, s, len);
-    TensorMap in = quantize_cache(s, c.dtype, full.k, full.v, len);
-    in.emplace("q", normal_tensor("q", c.dtype, {s.batch, s.q_heads, 1, s.head_dim}, c.seed));
+    FullCache full = kivi_full_cache(c, s, len);
+    TensorMap plain;
+    plain.emplace("k", std::move(full.k));
+    plain.emplace("v", std::move(full.v));
+    plain.emplace("q", normal_tensor("q", c.dtype, {s.batch, s.q_heads, 1, s.head_dim}, c.seed));
+    replay_inputs(c, plain);  // a captured k and v are quantized as a generated cache is (replays_own_inputs)
+    TensorMap in = quantize_cache(s, c.dtype, plain.at("k"), plain.at("v"), len);
+    in.emplace("q", std::move(plain.at("q")));
     in.emplace("kv_len", kivi_kv_len(len));
     return in;
   }
+  bool replays_own_inputs(const Case&) const override { return true; }
 
   Reference reference(const Case& c, const TensorMap& in) const override {
     const KiviParams s = kivi_params(c);
