@@ -395,6 +395,24 @@ inline const std::vector<std::string> kTreeMaskCases = {
     "tree_mask/build/batch=1,nodes=128,max_depth=127,shape=chain/i32/s7",
 };
 
+// tree_verify: greedy on EAGLE-2's 60-draft tree with drafts close to the target (long accepted
+// paths), a chain whose drafts are the target itself (all accepted), a star (depth 1), drafts on
+// the far side of a split (every draft rejected), exactly tied probabilities (the argmax's lowest
+// index), one-hot targets; typical on the same tree, on flat targets (a threshold set by the
+// entropy), on Llama-3's vocabulary, and with a small cap ε.
+inline const std::vector<std::string> kTreeVerifyCases = {
+    "tree_verify/batch=4,nodes=61,max_depth=6,vocab=32000,dist=peaked/f32/s1",
+    "tree_verify/batch=3,nodes=8,max_depth=7,vocab=5000,shape=chain,draft=equal/f32/s2",
+    "tree_verify/batch=2,nodes=11,max_depth=1,vocab=1000,shape=star/f32/s3",
+    "tree_verify/batch=3,nodes=20,max_depth=5,vocab=4096,draft=disjoint/f32/s4",
+    "tree_verify/batch=4,nodes=30,max_depth=4,vocab=999,dist=ties,draft=equal/f32/s5",
+    "tree_verify/batch=2,nodes=12,max_depth=3,vocab=300,dist=onehot,draft=equal/f32/s6",
+    "tree_verify/batch=4,nodes=61,max_depth=6,vocab=32000,mode=typical/f32/s7",
+    "tree_verify/batch=3,nodes=25,max_depth=5,vocab=1000,mode=typical,dist=flat,draft=equal/f32/s8",
+    "tree_verify/batch=2,nodes=16,max_depth=4,vocab=128256,mode=typical,dist=peaked/f32/s9",
+    "tree_verify/batch=2,nodes=40,max_depth=8,vocab=2048,mode=typical,epsilon=0.01,delta=0.5,dist=bimodal/f32/s10",
+};
+
 // frspec: a Llama-2-sized vocabulary with a quarter of it drafted (bf16), the subset the whole
 // vocabulary with a hidden size off the 8-element chunks (f32), a subset of one token (f16), greedy
 // (T = 0), a low temperature over an odd subset, 256 hidden states (batch 64: several passes of the

@@ -39,9 +39,9 @@
 #include "attnbench/check.h"
 #include "attnbench/error.h"
 #include "attnbench/method.h"
-#include "attnbench/rng.h"
 #include "attnbench/thread_pool.h"
 #include "tree_common.h"
+#include "tree_gen.h"
 
 namespace attnbench::decoding {
 
@@ -95,23 +95,10 @@ class TreeMask final : public Method {
 
   TensorMap inputs(const Case& c) const override {
     const TreeParams p = tree_params(c);
-    const std::string shape = c.str("shape");
     HostTensor parents("parents", DType::i32, {p.batch, p.nodes});
-    const PhiloxStream draws(c.seed, "parents", kDomainInputs);
-    std::vector<int32_t> par(p.nodes), depth(p.nodes);
     for (int64_t b = 0; b < p.batch; ++b) {
-      for (int32_t i = 0; i < p.nodes; ++i) {
-        int32_t q = -1;
-        if (i > 0 && shape == "chain") q = i - 1;
-        else if (i > 0 && shape == "star") q = 0;
-        else if (i > 0) {
-          q = std::min<int32_t>(i - 1, static_cast<int32_t>(draws.uniform_f64(static_cast<uint64_t>(b * p.nodes + i)) * i));
-          while (depth[q] >= p.max_depth) q = par[q];
-        }
-        par[i] = q;
-        depth[i] = q < 0 ? 0 : depth[q] + 1;
-        parents.set(b * p.nodes + i, q);
-      }
+      const std::vector<int32_t> par = tree_parents(c.str("shape"), p.nodes, p.max_depth, c.seed, b);
+      for (int64_t i = 0; i < p.nodes; ++i) parents.set(b * p.nodes + i, par[i]);
     }
     TensorMap in;
     in.emplace("parents", std::move(parents));

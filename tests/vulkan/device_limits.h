@@ -6,7 +6,7 @@
 namespace attnbench::test {
 
 // The limits the NVIDIA driver reports for an H200 (as the GPU machine's vulkaninfo shows): subgroup 32, 48 KiB shared,
-// cooperative matrices, 132 SMs.
+// cooperative matrices, fp64 in shaders, 132 SMs (lavapipe has fp64 too).
 inline DeviceLimits h200_limits() {
   DeviceLimits l;
   l.max_binding_bytes = 0xffffffffull;
@@ -14,7 +14,7 @@ inline DeviceLimits h200_limits() {
   l.subgroup_size = 32;
   l.compute_units = 132;
   for (const char* f : {"storage16", "subgroup_basic", "subgroup_arithmetic", "subgroup_shuffle", "subgroup_vote",
-                        "coopmat_nv", "workgroup_explicit_layout16"})
+                        "coopmat_nv", "workgroup_explicit_layout16", "float64"})
     l.features[f] = true;
   l.coopmat_f16_shapes = {{16, 8, 16}, {16, 8, 8}, {16, 16, 16}};
   l.min_subgroup_size = 32;
