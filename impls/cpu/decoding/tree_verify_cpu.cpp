@@ -1,6 +1,7 @@
 // tree_verify on the CPU (variant "paths"): every node's distribution is reduced once, (tree, node)
 // pairs in parallel on the backend's pool (tree_verify_kernel.inl: the argmax and, for typical
-// acceptance, the entropy summed in fp64); then each tree's leaf paths are scored in fp32 from those
+// acceptance at a node with a child, the entropy summed in fp64: about half an EAGLE tree's nodes
+// are leaves, whose logs would be wasted); then each tree's leaf paths are scored in fp32 from those
 // figures (a path stops at its first rejected draft) and the best is written out. The reduction
 // reads each probability once, the bytes the method is bound by.
 #include <algorithm>
@@ -34,13 +35,24 @@ class CpuTreeVerify final : public Impl {
     best_ = io["best_path"].ptr<int32_t>();
     nodes_ = io["accepted_nodes"].ptr<int32_t>();
     stats_.resize(static_cast<size_t>(s_.batch) * s_.nodes);
+    has_child_.assign(stats_.size(), 0);
   }
 
   void run() override {
     const int64_t n = s_.nodes, V = s_.vocab, L = s_.max_depth + 1;
     const bool typical = s_.mode == decoding::kTreeTypical;
+    if (typical)  // a threshold is read only at a node with a child: the leaves' entropy is skipped
+      pool_->parallel_for(s_.batch, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          std::fill(has_child_.begin() + b * n, has_child_.begin() + (b + 1) * n, 0);
+          for (int32_t l = 0; l < leaves_[b]; ++l) {
+            const int32_t* path = retrieve_ + (b * n + l) * L;
+            for (int64_t t = 1; t < L && path[t] >= 0; ++t) has_child_[b * n + path[t - 1]] = 1;
+          }
+        }
+      });
     pool_->parallel_for(int64_t{s_.batch} * n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) stats_[i] = kernels_->stats(probs_ + i * V, V, typical);
+      for (int64_t i = begin; i < end; ++i) stats_[i] = kernels_->stats(probs_ + i * V, V, typical && has_child_[i]);
     });
     pool_->parallel_for(s_.batch, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) choose(b, n, V, L, typical);
@@ -100,6 +112,7 @@ class CpuTreeVerify final : public Impl {
   const int32_t *tokens_ = nullptr, *retrieve_ = nullptr, *leaves_ = nullptr;
   int32_t *out_ = nullptr, *emitted_ = nullptr, *len_ = nullptr, *best_ = nullptr, *nodes_ = nullptr;
   std::vector<tree_verify::NodeStats> stats_;
+  std::vector<char> has_child_;
 };
 
 }  // namespace
