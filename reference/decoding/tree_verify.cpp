@@ -36,7 +36,9 @@
 //
 // Choices, and where they differ from the code they come from:
 //   - Medusa's evaluate_posterior computes τ from the softmax of logits at a temperature; here p is
-//     the input (the temperature applied already). Its bonus token comes from the next round's
+//     the input (the temperature applied already). Its entropy is −Σ p·ln(p + 1e-5), a guard
+//     against ln 0 that adds up to about V·1e-5/e nats over a large vocabulary's tail; here the
+//     entropy is exact (0·ln 0 = 0), which every backend can bound. Its bonus token comes from the next round's
 //     sampling; here it is the argmax of p at the last accepted node, so the mode is deterministic.
 //   - Medusa's and EAGLE's candidates are padded retrieve rows with the root in column 0, as here;
 //     EAGLE-2 sorts its rows lexicographically, so "the lowest path index" is in tree_mask's
