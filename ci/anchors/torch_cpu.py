@@ -57,18 +57,23 @@ def memory_bound(e):
     return e["bound"] != "compute"
 
 
-def median_rows(doc):
-    """The record of each timed cpu attention row (the _median aggregate carries it)."""
+def timed_rows(doc, backend, methods):
+    """The record of each timed row of these methods on the backend (the _median aggregate carries it)."""
     rows = []
     for r in doc["benchmarks"]:
         rec = r.get("attnbench", {})
-        # The exact-attention methods by name, on purpose: torch's SDPA is their counterpart, and
-        # no other family has one here (scripts that mean every method read `attnbench list --json`).
-        if rec.get("backend") != "cpu" or rec.get("method") not in ("mha", "mqa", "gqa"):
+        if rec.get("backend") != backend or rec.get("method") not in methods:
             continue
         if r.get("run_type") == "aggregate" and r.get("aggregate_name") == "median" and "timing" in rec:
             rows.append(rec)
     return rows
+
+
+def median_rows(doc):
+    """The timed cpu attention rows."""
+    # The exact-attention methods by name, on purpose: torch's SDPA is their counterpart, and
+    # no other family has one here (scripts that mean every method read `attnbench list --json`).
+    return timed_rows(doc, "cpu", ("mha", "mqa", "gqa"))
 
 
 def time_hot(fn, reps, min_time, warmup_s, target_sample_s):

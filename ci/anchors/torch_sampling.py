@@ -30,7 +30,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from torch_cpu import anchor_arguments, dump, flush_bytes, parse_params, run_attnbench, time_cold, time_hot  # noqa: E402
+from torch_cpu import anchor_arguments, dump, flush_bytes, parse_params, run_attnbench, time_cold, time_hot, timed_rows  # noqa: E402
 
 SPEED_BAR = 5.0
 
@@ -66,16 +66,6 @@ def bits(torch, mask_words, vocab):
     return b[:, :vocab].bool()
 
 
-def sampling_rows(doc, backend):
-    rows = []
-    for r in doc["benchmarks"]:
-        rec = r.get("attnbench", {})
-        if rec.get("backend") == backend and rec.get("method") == "sampling" and r.get("run_type") == "aggregate" \
-                and r.get("aggregate_name") == "median" and "timing" in rec:
-            rows.append(rec)
-    return rows
-
-
 def main():
     ap = anchor_arguments(__doc__, "suites/anchors_sampling.json", 0.05)
     ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda"], help="attnbench's backend, and torch's device")
@@ -95,7 +85,7 @@ def main():
                 torch.set_num_threads(int(be["details"]["threads"]))
             copy_bw = be["peaks"]["copy_bytes_per_s"]
             figures = []
-            for rec in sampling_rows(doc, args.backend):
+            for rec in timed_rows(doc, args.backend, ("sampling",)):
                 cid, p = rec["case_id"], parse_params(rec["case_id"])
                 if cid not in fns:
                     t, h, ref = dump(args.attnbench, cid, tmp, torch)

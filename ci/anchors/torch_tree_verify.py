@@ -27,7 +27,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from torch_cpu import anchor_arguments, dump, flush_bytes, parse_params, run_attnbench, time_cold  # noqa: E402
+from torch_cpu import anchor_arguments, dump, flush_bytes, parse_params, run_attnbench, time_cold, timed_rows  # noqa: E402
 
 
 def verify_fn(torch, t, p):
@@ -68,16 +68,6 @@ def verify_fn(torch, t, p):
     return decide
 
 
-def tree_rows(doc):
-    rows = []
-    for r in doc["benchmarks"]:
-        rec = r.get("attnbench", {})
-        if rec.get("backend") == "cpu" and rec.get("method") == "tree_verify" and r.get("run_type") == "aggregate" \
-                and r.get("aggregate_name") == "median" and "timing" in rec:
-            rows.append(rec)
-    return rows
-
-
 def main():
     ap = anchor_arguments(__doc__, "suites/anchors_tree.json", 0.02)
     args = ap.parse_args()
@@ -91,7 +81,7 @@ def main():
             torch.set_num_threads(int(be["details"]["threads"]))
             read_bw = be["peaks"]["read_bytes_per_s"]
             figures = []
-            for rec in tree_rows(doc):
+            for rec in timed_rows(doc, "cpu", ("tree_verify",)):
                 cid, p = rec["case_id"], parse_params(rec["case_id"])
                 if cid not in fns:
                     t, h, ref = dump(args.attnbench, cid, tmp, torch)

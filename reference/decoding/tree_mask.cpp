@@ -113,18 +113,15 @@ class TreeMask final : public Method {
     HostTensor leaves("n_leaves", DType::i32, {B}), retrieve("retrieve", DType::i32, {B, n, L});
     retrieve.fill(-1.0);
     const HostTensor& parents = in.at("parents");
-    // Straight from the definitions: each node's ancestor set by walking its parents.
+    // Straight from the definitions: each node's ancestor set by walking its parents; the leaves'
+    // paths by tree_gen.h's walk, the one a verifier's inputs are made by.
     harness_pool().parallel_for(B, [&](int64_t begin, int64_t end) {
-      std::vector<int64_t> par(n);
-      std::vector<char> has_child(n);
+      std::vector<int32_t> par(n), paths;
       for (int64_t b = begin; b < end; ++b) {
-        std::fill(has_child.begin(), has_child.end(), 0);
         for (int64_t i = 0; i < n; ++i) {
-          par[i] = static_cast<int64_t>(parents.get(b * n + i));
+          par[i] = static_cast<int32_t>(parents.get(b * n + i));
           ATTNBENCH_ASSERT(i == 0 ? par[i] == -1 : (par[i] >= 0 && par[i] < i), "tree_mask: parent of node ", i, " is ", par[i]);
-          if (par[i] >= 0) has_child[par[i]] = 1;
         }
-        int64_t l = 0;
         for (int64_t i = 0; i < n; ++i) {
           std::vector<uint32_t> words(W, 0u);
           int64_t d = -1;
@@ -135,12 +132,10 @@ class TreeMask final : public Method {
           for (int64_t w = 0; w < W; ++w) mask.set((b * n + i) * W + w, static_cast<double>(static_cast<int32_t>(words[w])));
           depth.set(b * n + i, d);
           pos.set(b * n + i, p.prefix + d);
-          if (has_child[i]) continue;
-          int64_t t = d;
-          for (int64_t j = i; j >= 0; j = par[j]) retrieve.set((b * n + l) * L + t--, j);
-          ++l;
         }
-        leaves.set(b, l);
+        paths.clear();
+        leaves.set(b, tree_leaf_paths(par, p.max_depth, paths));
+        for (size_t k = 0; k < paths.size(); ++k) retrieve.set(b * n * L + static_cast<int64_t>(k), paths[k]);
       }
     });
     ref.tensors.emplace("mask", std::move(mask));

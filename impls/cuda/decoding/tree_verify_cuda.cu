@@ -52,6 +52,18 @@ __device__ __forceinline__ void take4(RowAcc& a, const float4 v, int32_t i) {
   take<kEntropy>(a, v.w, i + 3);
 }
 
+// The warp's accumulators combined into every lane's: the greater value, the lower index among
+// equals (so the row's first maximum whatever the order), the entropy sums added.
+__device__ __forceinline__ void warp_combine(RowAcc& a) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const float ob = __shfl_xor_sync(kFull, a.best, off);
+    const int32_t oa = __shfl_xor_sync(kFull, a.arg, off);
+    keep_max(ob, oa, a.best, a.arg);
+    a.sum += __shfl_xor_sync(kFull, a.sum, off);
+  }
+}
+
 template <bool kEntropy>
 __device__ void node_row(const Params& p, int64_t r, RowAcc& a) {
   const int32_t V = p.s.vocab;
@@ -89,15 +101,8 @@ __global__ void __launch_bounds__(kNodeMaxThreads) node_kernel(const Params p) {
       node_row<true>(p, r, a);
     else
       node_row<false>(p, r, a);
-    // Warp, then block: every step keeps the greater value, the lower index among equals, so the
-    // result is the row's first maximum whatever the order.
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      const float ob = __shfl_xor_sync(kFull, a.best, off);
-      const int32_t oa = __shfl_xor_sync(kFull, a.arg, off);
-      keep_max(ob, oa, a.best, a.arg);
-      a.sum += __shfl_xor_sync(kFull, a.sum, off);
-    }
+    // Warp, then block (warp_combine at both levels).
+    warp_combine(a);
     if (lane == 0) {
       best_s[warp] = a.best;
       arg_s[warp] = a.arg;
@@ -108,13 +113,7 @@ __global__ void __launch_bounds__(kNodeMaxThreads) node_kernel(const Params p) {
       const int warps = T >> 5;
       RowAcc w{neg_inf(), INT_MAX, 0.0};
       if (lane < warps) w = RowAcc{best_s[lane], arg_s[lane], sum_s[lane]};
-#pragma unroll
-      for (int off = 16; off > 0; off >>= 1) {
-        const float ob = __shfl_xor_sync(kFull, w.best, off);
-        const int32_t oa = __shfl_xor_sync(kFull, w.arg, off);
-        keep_max(ob, oa, w.best, w.arg);
-        w.sum += __shfl_xor_sync(kFull, w.sum, off);
-      }
+      warp_combine(w);
       if (lane == 0) {
         NodeStat st{w.arg == INT_MAX ? 0 : w.arg, 0.0f};  // no maximum only for an all-NaN row
         if (typical) {
