@@ -411,6 +411,38 @@ inline const std::vector<std::string> kTreeVerifyCases = {
     "tree_verify/batch=3,nodes=25,max_depth=5,vocab=1000,mode=typical,dist=flat,draft=equal/f32/s8",
     "tree_verify/batch=2,nodes=16,max_depth=4,vocab=128256,mode=typical,dist=peaked/f32/s9",
     "tree_verify/batch=2,nodes=40,max_depth=8,vocab=2048,mode=typical,epsilon=0.01,delta=0.5,dist=bimodal/f32/s10",
+    // The stochastic modes: EAGLE-2's trees over Llama-3's vocabulary and an odd one, drafts equal
+    // to the target (every first child accepted), independent (most rejected: residual races),
+    // disjoint (every draft rejected), a star (ten siblings renormalised in turn), ties and one-hot
+    // targets, a chain, and both distribution cases.
+    "tree_verify/batch=4,nodes=61,max_depth=6,vocab=32000,mode=rejection/f32/s11",
+    "tree_verify/batch=3,nodes=61,max_depth=6,vocab=128256,mode=rejection_wor,dist=peaked/f32/s12",
+    "tree_verify/batch=3,nodes=30,max_depth=4,vocab=4093,mode=rejection_wor,draft=independent/f32/s13",
+    "tree_verify/batch=2,nodes=20,max_depth=5,vocab=1000,mode=rejection,dist=bimodal,draft=disjoint/f32/s14",
+    "tree_verify/batch=3,nodes=11,max_depth=1,vocab=64,mode=rejection_wor,shape=star,dist=flat,draft=independent/f32/s15",
+    "tree_verify/batch=3,nodes=11,max_depth=1,vocab=64,mode=rejection,shape=star,dist=ties/f32/s16",
+    "tree_verify/batch=2,nodes=12,max_depth=3,vocab=300,mode=rejection_wor,dist=onehot,draft=equal/f32/s17",
+    "tree_verify/batch=4,nodes=6,max_depth=5,vocab=999,mode=rejection,shape=chain/f32/s18",
+    "tree_verify/batch=1,nodes=12,max_depth=4,vocab=16,mode=rejection,draws=20000/f32/s19",
+    "tree_verify/batch=1,nodes=12,max_depth=4,vocab=16,mode=rejection_wor,draws=20000/f32/s20",
+};
+
+// eagle2_tree: EAGLE-2's settings (top_k 10, depth 6, 60 drafts) at a Llama-2 and a Llama-3
+// vocabulary, a chain (top_k 1), total_tokens past the candidates (every one kept), planted equal
+// logits (sibling ties, decided by rank), peaked and flat drafts (deep and bushy trees), one level
+// (depth 1), a vocabulary off every vector width, and the schema's widest tree (top_k 32, depth
+// 16, 1023 drafts out of 15392 candidates) over a vocabulary of 64.
+inline const std::vector<std::string> kEagle2TreeCases = {
+    "eagle2_tree/batch=4,vocab=32000/f32/s1",
+    "eagle2_tree/batch=1,vocab=128256/f32/s2",
+    "eagle2_tree/batch=2,top_k=1,depth=5,total_tokens=3,vocab=100/f32/s3",
+    "eagle2_tree/batch=3,top_k=3,depth=4,total_tokens=1000,vocab=50/f32/s4",
+    "eagle2_tree/batch=3,top_k=4,depth=3,total_tokens=12,vocab=600,dist=ties/f32/s5",
+    "eagle2_tree/batch=2,top_k=8,depth=8,total_tokens=100,vocab=5000,dist=peaked/f32/s6",
+    "eagle2_tree/batch=2,top_k=6,depth=4,total_tokens=40,vocab=4096,dist=flat/f32/s7",
+    "eagle2_tree/batch=2,top_k=5,depth=1,total_tokens=3,vocab=777/f32/s8",
+    "eagle2_tree/batch=3,top_k=7,depth=5,total_tokens=50,vocab=1001,prefix=0,dist=bimodal/f32/s9",
+    "eagle2_tree/batch=2,top_k=32,depth=16,total_tokens=1023,vocab=64/f32/s10",
 };
 
 // frspec: a Llama-2-sized vocabulary with a quarter of it drafted (bf16), the subset the whole

@@ -61,6 +61,7 @@
 #include "attnbench/thread_pool.h"
 #include "frspec_common.h"
 #include "distribution_mode.h"
+#include "gdist.h"
 #include "race.h"
 
 namespace attnbench::decoding {

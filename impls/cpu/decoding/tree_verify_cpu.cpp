@@ -4,12 +4,18 @@
 // are leaves, whose logs would be wasted); then each tree's leaf paths are scored in fp32 from those
 // figures (a path stops at its first rejected draft) and the best is written out. The reduction
 // reads each probability once, the bytes the method is bound by.
+// The stochastic modes walk each row's tree from the root, rows in parallel: the acceptance tests,
+// the fp64 residual and draft renormalisations after a rejection, and the race stage
+// (race_kernel.h) over fp32 of the last residual, or over p at a leaf.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "../runtime/cpu_backend.h"
 #include "attnbench/impl.h"
+#include "attnbench/rng.h"
+#include "race_kernel.h"
+#include "reference/decoding/speculative_sampling_common.h"
 #include "reference/decoding/tree_common.h"
 #include "tree_verify_kernel.h"
 
@@ -18,7 +24,10 @@ namespace {
 
 class CpuTreeVerify final : public Impl {
  public:
-  Support supports(const Case&, const DeviceLimits&) const override { return Support::yes(); }
+  Support supports(const Case& c, const DeviceLimits&) const override {
+    if (c.i64("vocab") >= (int64_t{1} << 24)) return Support::no("race indices are tracked in fp32 lanes: vocab < 2^24");
+    return Support::yes();
+  }
 
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     CpuBackend& cpu = as_cpu(backend);
@@ -34,11 +43,30 @@ class CpuTreeVerify final : public Impl {
     len_ = io["accept_len"].ptr<int32_t>();
     best_ = io["best_path"].ptr<int32_t>();
     nodes_ = io["accepted_nodes"].ptr<int32_t>();
+    if (decoding::tree_stochastic(s_)) {
+      prepare_stochastic(c, backend, io);
+      return;
+    }
     stats_.resize(static_cast<size_t>(s_.batch) * s_.nodes);
     has_child_.assign(stats_.size(), 0);
   }
 
   void run() override {
+    if (decoding::tree_stochastic(s_)) {
+      // Children in node index order, per tree: first-child and next-sibling links.
+      const int64_t n = s_.nodes;
+      std::fill(first_child_.begin(), first_child_.end(), -1);
+      for (int64_t b = 0; b < s_.batch; ++b)
+        for (int64_t v = n - 1; v >= 1; --v) {
+          const int64_t u = b * n + parents_[b * n + v];
+          next_sibling_[b * n + v] = first_child_[u];
+          first_child_[u] = static_cast<int32_t>(v);
+        }
+      pool_->parallel_for_slots(s_.rows, [&](int64_t begin, int64_t end, unsigned slot) {
+        for (int64_t r = begin; r < end; ++r) walk(r, slot);
+      });
+      return;
+    }
     const int64_t n = s_.nodes, V = s_.vocab, L = s_.max_depth + 1;
     const bool typical = s_.mode == decoding::kTreeTypical;
     if (typical)  // a threshold is read only at a node with a child: the leaves' entropy is skipped
@@ -105,8 +133,111 @@ class CpuTreeVerify final : public Impl {
     best_[b] = best;
   }
 
+  void prepare_stochastic(const Case& c, Backend& backend, const IoBuffers& io) {
+    race_ = &as_cpu(backend).kernels<race::Kernels>();
+    draft_ = io["draft_probs"].ptr<float>();
+    parents_ = io["parents"].ptr<int32_t>();
+    site_ = {s_.seed_lo, s_.seed_hi, s_.race_stream, kDomainDraws};
+    accept_ = PhiloxStream(c.seed, decoding::kAcceptSite, kDomainDraws);
+    first_child_.resize(static_cast<size_t>(s_.batch) * s_.nodes);
+    next_sibling_.resize(first_child_.size());
+    const int64_t V = s_.vocab;
+    // Per pool slot: r, g, w in fp64, fp32 race weights, the race's words.
+    words_ = race::race_scratch_words(V);
+    slot_bytes_ = (3 * V * sizeof(double) + V * sizeof(float) + words_ * sizeof(uint32_t) + 63) / 64 * 64;
+    scratch_ = backend.allocator().allocate(slot_bytes_ * pool_->size(), "tree_verify.walk");
+  }
+
+  // One row of a stochastic mode (semantics: reference/decoding/tree_verify.cpp).
+  void walk(int64_t r, unsigned slot) {
+    const int64_t n = s_.nodes, V = s_.vocab, L = s_.max_depth + 1, b = decoding::tree_of_row(s_, r);
+    char* base = scratch_->ptr<char>() + slot * slot_bytes_;
+    double* res = reinterpret_cast<double*>(base);
+    double* g = res + V;
+    double* w = g + V;
+    float* w32 = reinterpret_cast<float*>(w + V);
+    uint32_t* words = reinterpret_cast<uint32_t*>(w32 + V);
+    const int32_t* tok = tokens_ + r * n;
+    int32_t* out = out_ + r * L;
+    int32_t* nodes = nodes_ + r * L;
+    std::fill(out, out + L, -1);
+    std::fill(nodes, nodes + L, -1);
+    int32_t u = 0, len = 0;
+    nodes[0] = 0;
+    while (true) {
+      const float* p = probs_ + (b * n + u) * V;
+      const float* q = draft_ + (b * n + u) * V;
+      int32_t ch = first_child_[b * n + u];
+      bool rejected = false, accepted = false;
+      for (bool first = true; ch >= 0; ch = next_sibling_[b * n + ch], first = false) {
+        const int32_t x = tok[ch];
+        const float U = accept_.uniform_f32(decoding::tree_accept_index(s_, r, ch));
+        accepted = first ? U * q[x] < p[x] : static_cast<double>(U) * g[x] < res[x];
+        if (accepted) break;
+        if (first)
+          for (int64_t y = 0; y < V; ++y) {
+            res[y] = p[y];
+            g[y] = q[y];
+          }
+        reject(res, g, w, x, V);
+        rejected = true;
+      }
+      if (accepted) {
+        out[len] = tok[ch];
+        nodes[++len] = ch;
+        u = ch;
+        continue;
+      }
+      bool any = false;
+      if (rejected)
+        for (int64_t y = 0; y < V; ++y) any |= (w32[y] = static_cast<float>(w[y])) != 0;
+      const race::RaceBest best = race_->race({any ? w32 : p, nullptr, nullptr}, 0, V, site_,
+                                               decoding::tree_race_index(s_, r, u, 0), words);
+      out[len] = race::race_winner(&best, 1);
+      break;
+    }
+    emitted_[r] = len + 1;
+    len_[r] = len;
+    // The lowest retrieve row through the last accepted node.
+    int32_t bestp = 0;
+    for (int32_t l = leaves_[b] - 1; l >= 0; --l)
+      if (retrieve_[(b * n + l) * L + len] == nodes[len]) bestp = l;
+    best_[r] = bestp;
+  }
+
+  // A rejected child with token x: res = norm(max(0, res − g)) (w keeps it unnormalised); without
+  // replacement, g loses x and is renormalised. Four partial sums keep the loops vectorisable.
+  void reject(double* res, double* g, double* w, int32_t x, int64_t V) const {
+    double z = sum_of(w, V, [&](int64_t y) { return w[y] = std::max(0.0, res[y] - g[y]); });
+    const double inv = z > 0 ? 1.0 / z : 0.0;
+    for (int64_t y = 0; y < V; ++y) res[y] = w[y] * inv;
+    if (s_.mode != decoding::kTreeRejectionWor) return;
+    g[x] = 0;
+    const double t = sum_of(g, V, [&](int64_t y) { return g[y]; });
+    const double ginv = t > 0 ? 1.0 / t : 0.0;
+    for (int64_t y = 0; y < V; ++y) g[y] *= ginv;
+  }
+
+  template <typename F>
+  static double sum_of(const double*, int64_t V, const F& term) {
+    double acc[4] = {0, 0, 0, 0};
+    int64_t y = 0;
+    for (; y + 4 <= V; y += 4)
+      for (int k = 0; k < 4; ++k) acc[k] += term(y + k);
+    for (; y < V; ++y) acc[0] += term(y);
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  }
+
   ThreadPool* pool_ = nullptr;
   const tree_verify::Kernels* kernels_ = nullptr;
+  const race::Kernels* race_ = nullptr;
+  const float* draft_ = nullptr;
+  const int32_t* parents_ = nullptr;
+  race::PhiloxSite site_{};
+  PhiloxStream accept_{uint64_t{0}, uint32_t{0}, uint32_t{0}};
+  std::vector<int32_t> first_child_, next_sibling_;
+  size_t words_ = 0, slot_bytes_ = 0;
+  BufferPtr scratch_;
   decoding::TreeVerifyParams s_{};
   const float* probs_ = nullptr;
   const int32_t *tokens_ = nullptr, *retrieve_ = nullptr, *leaves_ = nullptr;
