@@ -208,14 +208,13 @@ class CpuTreeVerify final : public Impl {
   // A rejected child with token x: res = norm(max(0, res − g)) (w keeps it unnormalised); without
   // replacement, g loses x and is renormalised. Four partial sums keep the loops vectorisable.
   void reject(double* res, double* g, double* w, int32_t x, int64_t V) const {
-    double z = sum_of(w, V, [&](int64_t y) { return w[y] = std::max(0.0, res[y] - g[y]); });
-    const double inv = z > 0 ? 1.0 / z : 0.0;
-    for (int64_t y = 0; y < V; ++y) res[y] = w[y] * inv;
+    // Divisions, as the spec writes them (a reciprocal's product would round twice).
+    const double z = sum_of(w, V, [&](int64_t y) { return w[y] = std::max(0.0, res[y] - g[y]); });
+    for (int64_t y = 0; y < V; ++y) res[y] = z > 0 ? w[y] / z : 0.0;
     if (s_.mode != decoding::kTreeRejectionWor) return;
     g[x] = 0;
     const double t = sum_of(g, V, [&](int64_t y) { return g[y]; });
-    const double ginv = t > 0 ? 1.0 / t : 0.0;
-    for (int64_t y = 0; y < V; ++y) g[y] *= ginv;
+    for (int64_t y = 0; y < V; ++y) g[y] = t > 0 ? g[y] / t : 0.0;
   }
 
   template <typename F>
