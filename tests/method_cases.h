@@ -429,15 +429,17 @@ inline const std::vector<std::string> kTreeVerifyCases = {
 
 // eagle2_tree: EAGLE-2's settings (top_k 10, depth 6, 60 drafts) at a Llama-2 and a Llama-3
 // vocabulary, a chain (top_k 1), total_tokens past the candidates (every one kept), planted equal
-// logits (sibling ties, decided by rank), peaked and flat drafts (deep and bushy trees), one level
-// (depth 1), a vocabulary off every vector width, and the schema's widest tree (top_k 32, depth
-// 16, 1023 drafts out of 15392 candidates) over a vocabulary of 64.
+// logits (sibling ties, decided by rank; at vocab 3000 a thousand tie at the top, more than the
+// GPU stages gather, so their radix path runs), peaked and flat drafts (deep and bushy trees),
+// one level (depth 1), a vocabulary off every vector width, and the schema's widest tree (top_k
+// 32, depth 16, 1023 drafts out of 15392 candidates) over a vocabulary of 64.
 inline const std::vector<std::string> kEagle2TreeCases = {
     "eagle2_tree/batch=4,vocab=32000/f32/s1",
     "eagle2_tree/batch=1,vocab=128256/f32/s2",
     "eagle2_tree/batch=2,top_k=1,depth=5,total_tokens=3,vocab=100/f32/s3",
     "eagle2_tree/batch=3,top_k=3,depth=4,total_tokens=1000,vocab=50/f32/s4",
     "eagle2_tree/batch=3,top_k=4,depth=3,total_tokens=12,vocab=600,dist=ties/f32/s5",
+    "eagle2_tree/batch=2,top_k=5,depth=3,total_tokens=20,vocab=3000,dist=ties/f32/s11",
     "eagle2_tree/batch=2,top_k=8,depth=8,total_tokens=100,vocab=5000,dist=peaked/f32/s6",
     "eagle2_tree/batch=2,top_k=6,depth=4,total_tokens=40,vocab=4096,dist=flat/f32/s7",
     "eagle2_tree/batch=2,top_k=5,depth=1,total_tokens=3,vocab=777/f32/s8",
@@ -497,6 +499,19 @@ inline const std::vector<std::string> kKiviCases = {
     "kivi/prefill/batch=2,q_heads=32,kv_heads=8,head_dim=128,kv_len=1500,bits=4,group_size=64/f16/s6",
     "kivi/prefill/batch=6,q_heads=5,kv_heads=1,head_dim=80,kv_len=300,group_size=16,residual=32,ragged=true/bf16/s7",
     "kivi/prefill/batch=3,q_heads=2,kv_heads=2,head_dim=32,kv_len=531,bits=4,group_size=32,residual=32,rounding=half_away,ragged=true/f16/s8",
+};
+
+// specdecpp: the linear head at a Llama-2-7B draft's hidden size and at an odd one, the oracle head
+// over Llama-3's vocabulary, thresholds that stop at K_min, in between and never (1: every row
+// drafts K_max), K_min = K_max, one draft, drafts equal to the target and disjoint from it.
+inline const std::vector<std::string> kSpecDecPPCases = {
+    "specdecpp/batch=4,draft_len=20,hidden=4096,vocab=32000/f32/s1",
+    "specdecpp/batch=3,draft_len=12,hidden=1000,vocab=5000,threshold=0.6,dist=flat/f32/s2",
+    "specdecpp/batch=4,draft_len=16,vocab=128256,head=oracle,dist=peaked/f32/s3",
+    "specdecpp/batch=8,draft_len=10,min_draft_len=1,vocab=999,head=oracle,threshold=0.05,draft=independent/f32/s4",
+    "specdecpp/batch=2,draft_len=6,hidden=64,vocab=300,threshold=1/f32/s5",
+    "specdecpp/batch=3,draft_len=5,min_draft_len=5,hidden=128,vocab=1000,dist=bimodal,draft=disjoint/f32/s6",
+    "specdecpp/batch=2,draft_len=1,min_draft_len=1,vocab=64,head=oracle,dist=ties,draft=equal/f32/s7",
 };
 
 }  // namespace attnbench::test

@@ -1,17 +1,20 @@
-// speculative_sampling's verification on CUDA (semantics: reference/decoding/speculative_sampling.cpp;
-// task layout: speculative_sampling_launch.h).
+// The chain verification on CUDA, speculative_sampling's (semantics: reference/decoding/
+// speculative_sampling.cpp, and chain_verify.h for rows of their own lengths; task layout:
+// speculative_sampling_launch.h).
 //
-// A group of L lanes takes task (row r, span s):
-//   1. acceptance: draft i (lanes take i = lane, lane + L, ...) is accepted iff u·q_i(x) < p_i(x)
-//      in fp32, u = U("spec.accept", r·K + i); the group's sum is accepted_token_num and its
-//      smallest rejected i the stop (K when none). Span 0 writes the accepted drafts, −1 after
+// A group of L lanes takes task (row r, span s); the row verifies its first n = lengths[r] drafts
+// (K without lengths):
+//   1. acceptance: draft i < n (lanes take i = lane, lane + L, ...) is accepted iff u·q_i(x) <
+//      p_i(x) in fp32, u = U("spec.accept", r·K + i); the group's sum is accepted_token_num and its
+//      smallest rejected i the stop (n when none). Span 0 writes the accepted drafts, −1 after
 //      them (the stop position itself is the race's), emitted and emitted_draft_token_num.
 //   2. race at position t = stop over the span's tokens: key_x = logf(w_x) − logf(−logf(u_x)),
-//      u_x = U("spec.race", (r·(K+1) + t)·V + x), w = max(0, p_t − q_t) after a rejection, p_K for
-//      the bonus; lanes take whole Philox blocks in turn (4 consecutive tokens each: one float4 of
-//      p and of q when V % 4 == 0, since every row and block then starts on a multiple of 4), keep
-//      their first best key (strictly greater replaces), and the group merges (larger key, then
-//      smaller index). After a rejection the same pass also races over p with the same uniforms:
+//      u_x = U("spec.race", (r·(K+1) + t)·V + x), w = max(0, p_t − q_t) after a rejection, p_n for
+//      the bonus (draw indices at stride K whatever n, so a row's draws do not depend on it);
+//      lanes take whole Philox blocks in turn (4 consecutive tokens each: one float4 of p and of q
+//      when V % 4 == 0, since every row and block then starts on a multiple of 4), keep their
+//      first best key (strictly greater replaces), and the group merges (larger key, then smaller
+//      index). After a rejection the same pass also races over p with the same uniforms:
 //      the spec's fallback when the residual is zero everywhere, known only once the whole
 //      vocabulary is seen. A race whose keys are all −inf goes to the smallest index with w > 0.
 // The race itself is the family's stage (race.cuh).
@@ -29,6 +32,9 @@ __device__ __forceinline__ DevicePhilox accept_site(const Params& p) {
 __device__ __forceinline__ DevicePhilox race_site(const Params& p) {
   return DevicePhilox::make(static_cast<uint64_t>(p.s.seed_hi) << 32 | p.s.seed_lo, p.s.race_stream, p.domain);
 }
+
+// The drafts row r verifies.
+__device__ __forceinline__ int row_length(const Params& p, int64_t r) { return p.lengths ? p.lengths[r] : p.s.draft_len; }
 
 __device__ __forceinline__ RaceBest no_best() { return {race::none(), race::none()}; }
 
@@ -87,9 +93,10 @@ __global__ void __launch_bounds__(kRaceThreads) race_kernel(const Params p) {
   const int K = p.s.draft_len, V = p.s.vocab;
   const int64_t pr = decoding::prob_row_of(p.s, r);
 
+  const int n = row_length(p, r);
   const DevicePhilox accept = accept_site(p);
-  int n_accepted = 0, stop = K;
-  for (int i = gl; i < K; i += L) {
+  int n_accepted = 0, stop = n;
+  for (int i = gl; i < n; i += L) {
     const int32_t x = p.ids[r * K + i];
     const float pv = p.target[(pr * (K + 1) + i) * V + x], qv = p.draft[(pr * K + i) * V + x];
     const float u = DevicePhilox::uniform_of(accept.word(decoding::accept_index(p.s, r, i)));
@@ -112,7 +119,7 @@ __global__ void __launch_bounds__(kRaceThreads) race_kernel(const Params p) {
     }
   }
 
-  const bool residual = stop < K;
+  const bool residual = stop < n;
   const float* pt = p.target + (pr * (K + 1) + stop) * V;
   const float* qt = residual ? p.draft + (pr * K + stop) * V : nullptr;
   const int x0 = span * p.span_tokens, x1 = min(V, x0 + p.span_tokens);
@@ -135,7 +142,7 @@ __global__ void __launch_bounds__(kFinishWarps * 32) finish_kernel(const Params 
   group_merge(best, 0xffffffffu, 32);
   if (lane != 0) return;
   const int K = p.s.draft_len, stop = p.emitted[r] - 1;  // written by span 0 of the race kernel
-  p.tokens[r * (K + 1) + stop] = winner(best, stop < K);
+  p.tokens[r * (K + 1) + stop] = winner(best, stop < row_length(p, r));
 }
 
 // The words the kernels draw, through the same helpers (test entry below): accept[r·K + i] and
@@ -162,15 +169,14 @@ __global__ void __launch_bounds__(kRaceThreads) draws_kernel(const Params p, uin
 
 }  // namespace
 
-cudaError_t race_launch(const Params& p, cudaStream_t stream) {
+cudaError_t verify_launch(const Params& p, cudaStream_t stream) {
   const int64_t threads = int64_t{p.s.rows} * p.spans * p.lanes;
-  return launch_kernel(race_kernel, dim3(static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads)), dim3(kRaceThreads),
-                       0, stream, p);
-}
-
-cudaError_t finish_launch(const Params& p, cudaStream_t stream) {
-  return launch_kernel(finish_kernel, dim3(static_cast<unsigned>((p.s.rows + kFinishWarps - 1) / kFinishWarps)),
-                       dim3(kFinishWarps * 32), 0, stream, p);
+  cudaError_t e = launch_kernel(race_kernel, dim3(static_cast<unsigned>((threads + kRaceThreads - 1) / kRaceThreads)),
+                                dim3(kRaceThreads), 0, stream, p);
+  if (e == cudaSuccess && p.spans > 1)
+    e = launch_kernel(finish_kernel, dim3(static_cast<unsigned>((p.s.rows + kFinishWarps - 1) / kFinishWarps)),
+                      dim3(kFinishWarps * 32), 0, stream, p);
+  return e;
 }
 
 }  // namespace attnbench::cuda::speculative

@@ -1,6 +1,6 @@
-// How the Vulkan speculative_sampling kernels are shaped for a case on a device
-// (shaders/speculative_sampling_race.comp, speculative_sampling_finalize.comp): a pure function of
-// the case's shape and the DeviceLimits, so supports() and prepare() agree by construction.
+// How the Vulkan chain verification kernels (speculative_sampling, specdecpp) are shaped for a case
+// on a device (shaders/speculative_sampling_race.comp, speculative_sampling_finalize.comp): a pure
+// function of the case's shape and the DeviceLimits, so supports() and prepare() agree by construction.
 //
 // A team of lanes verifies one row and races one span of its vocabulary:
 //   narrow  a small vocabulary (at most four Philox blocks of four tokens per lane of one

@@ -1,12 +1,14 @@
 #version 450
-// speculative_sampling verification (reference/decoding/speculative_sampling.cpp): a team of
-// TEAM lanes per (row, span of the vocabulary).
-//   1. The K acceptance tests of the row, u·q(x) < p(x) in fp32, spread over the team: the
+// The chain verification stage (reference/decoding/chain_verify.h; the host side in
+// decoding/chain_verify_stage.cpp): speculative_sampling's verification, and specdecpp's after its
+// stopping rule. A team of TEAM lanes per (row, span of the vocabulary). Row r verifies its first
+// n_r drafts: lengths[r] when LENGTHS (clamped to [0, K]), else K; draw indices keep the stride K.
+//   1. The n_r acceptance tests of the row, u·q(x) < p(x) in fp32, spread over the team: the
 //      accepted count (every position, FlashInfer's accepted_token_num) and the first rejection
-//      (team sum and min). Every span's team repeats them (K gathers), so no pass is needed
+//      (team sum and min). Every span's team repeats them (n_r gathers), so no pass is needed
 //      between the tests and the race.
 //   2. The race at the stop position t over the span's tokens: w = max(0, p_t − q_t) after a
-//      rejection, p_K for the bonus; key = log w − log(−log u) with accurate logs; the larger
+//      rejection, p_{n_r} for the bonus; key = log w − log(−log u) with accurate logs; the larger
 //      key wins, then the smaller index; tokens with w = 0 never take part, and a token with
 //      w > 0 and key −inf (u = 0) still beats no token. Whether the residual has mass is decided
 //      per span first: a span without residual mass races over p, and the finalize pass takes
@@ -23,8 +25,9 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint TEAM = 4u;    // lanes per (row, span): a power of two
-layout(constant_id = 2) const bool WIDE = false;  // the team is the workgroup (else within a subgroup)
+layout(constant_id = 1) const uint TEAM = 4u;       // lanes per (row, span): a power of two
+layout(constant_id = 2) const bool WIDE = false;     // the team is the workgroup (else within a subgroup)
+layout(constant_id = 3) const bool LENGTHS = false;  // per-row lengths in binding 8 (else every row K)
 
 #include "param_struct.glsl"
 #include "reference/decoding/speculative_sampling_common.h"
@@ -43,6 +46,7 @@ layout(binding = 4) writeonly buffer Emitted { int emitted[]; };     // [R]
 layout(binding = 5) writeonly buffer Accepted { int accepted_num[]; };   // [R]
 layout(binding = 6) writeonly buffer EmittedDraft { int emitted_drafts[]; };  // [R]
 layout(binding = 7) writeonly buffer SpanBest { uvec4 span_best[]; };  // [R, spans]: key bits, index, residual
+layout(binding = 8) readonly buffer Lengths { int lengths[]; };      // [R] (LENGTHS; else a stand-in)
 
 layout(push_constant) uniform Push {
   SpeculativeParams s;
@@ -70,11 +74,12 @@ void main() {
   const uint K = uint(pc.s.draft_len), V = uint(pc.s.vocab);
   const uint pr = pc.s.distribution != 0 ? 0u : row;
   const uvec2 key = uvec2(pc.s.seed_lo, pc.s.seed_hi);
+  const uint n = LENGTHS ? uint(clamp(lengths[row], 0, int(K))) : K;  // the row's drafts
 
-  uint accepted = 0u, first_reject = K;
-  for (uint i0 = 0u; i0 < K; i0 += TEAM) {
+  uint accepted = 0u, first_reject = n;
+  for (uint i0 = 0u; i0 < K; i0 += TEAM) {  // K: a trip count uniform across the rows of a subgroup
     const uint i = i0 + lane;
-    if (i >= K) continue;
+    if (i >= n) continue;
     const uint x = uint(draft_ids[row * K + i]);
     const float p = target[(pr * (K + 1u) + i) * V + x];
     const float q = draft[(pr * K + i) * V + x];
@@ -89,7 +94,7 @@ void main() {
   const uint prow = (pr * (K + 1u) + drafts) * V;
   const uint qrow = (pr * K + min(drafts, K - 1u)) * V;
   uint has_mass = 0u;
-  if (drafts < K) {
+  if (drafts < n) {
     for (uint base = 0u; base < len; base += TEAM) {  // team-uniform trip count before the shuffles
       const uint x = x0 + base + lane;
       if (base + lane < len && target[prow + x] > draft[qrow + x]) has_mass = 1u;
