@@ -256,6 +256,22 @@ std::string status_and_reason(const RowResult& row) {
   return std::string(status_name(row.record.status)) + " " + row.record.reason;
 }
 
+std::vector<std::string> rows_differing(const std::vector<std::string>& case_ids, Backend& a, Backend& b) {
+  std::vector<std::string> bad;
+  for (const std::string& id : case_ids) {
+    const Case c = case_from_id(id);
+    const std::vector<RowResult> x = check_case(c, a), y = check_case(c, b);
+    if (x.size() != 1 || y.size() != 1) {
+      bad.push_back(id + ": " + std::to_string(x.size()) + " and " + std::to_string(y.size()) + " rows, not one each");
+    } else if (x[0].record.status != Status::pass || y[0].record.status != Status::pass) {
+      bad.push_back(id + ": " + status_and_reason(x[0]) + "/ " + status_and_reason(y[0]));
+    } else if (output_hash(x[0]) != output_hash(y[0])) {
+      bad.push_back(id + ": outputs differ");
+    }
+  }
+  return bad;
+}
+
 Row timed_row(const std::string& case_id, const Peaks& peaks, Backend& backend) {
   const Case c = case_from_id(case_id);
   const CaseData data = prepare_case_data(c);

@@ -107,6 +107,10 @@ std::string output_hash(const RowResult& row);
 // "<status> <reason>": "pass " for a row that passed, so a failing CHECK shows why.
 std::string status_and_reason(const RowResult& row);
 
+// Each case checked on two configurations of a backend (e.g. one span and three): "<case id>: ..."
+// for every case that did not pass on both or whose outputs differ (empty: same bits everywhere).
+std::vector<std::string> rows_differing(const std::vector<std::string>& case_ids, Backend& a, Backend& b);
+
 // The row of the case's one impl on `backend`, timed briefly and judged against `peaks` (the
 // ceilings a run would have measured); fails the test unless it passed.
 Row timed_row(const std::string& case_id, const Peaks& peaks, Backend& backend);
