@@ -40,6 +40,7 @@
 #include "attnbench/error.h"
 #include "attnbench/method.h"
 #include "attnbench/thread_pool.h"
+#include "tree_build.h"
 #include "tree_common.h"
 #include "tree_gen.h"
 
@@ -113,29 +114,19 @@ class TreeMask final : public Method {
     HostTensor leaves("n_leaves", DType::i32, {B}), retrieve("retrieve", DType::i32, {B, n, L});
     retrieve.fill(-1.0);
     const HostTensor& parents = in.at("parents");
-    // Straight from the definitions: each node's ancestor set by walking its parents; the leaves'
-    // paths by tree_gen.h's walk, the one a verifier's inputs are made by.
+    // tree_build.h's layout, the definition every tree-producing method shares.
     harness_pool().parallel_for(B, [&](int64_t begin, int64_t end) {
-      std::vector<int32_t> par(n), paths;
+      std::vector<int32_t> par(n);
       for (int64_t b = begin; b < end; ++b) {
+        for (int64_t i = 0; i < n; ++i) par[i] = static_cast<int32_t>(parents.get(b * n + i));
+        const TreeLayout t = tree_layout(par, p.prefix, p.max_depth);
+        for (int64_t k = 0; k < n * W; ++k) mask.set(b * n * W + k, static_cast<double>(static_cast<int32_t>(t.mask[k])));
         for (int64_t i = 0; i < n; ++i) {
-          par[i] = static_cast<int32_t>(parents.get(b * n + i));
-          ATTNBENCH_ASSERT(i == 0 ? par[i] == -1 : (par[i] >= 0 && par[i] < i), "tree_mask: parent of node ", i, " is ", par[i]);
+          depth.set(b * n + i, t.depth[i]);
+          pos.set(b * n + i, t.position_ids[i]);
         }
-        for (int64_t i = 0; i < n; ++i) {
-          std::vector<uint32_t> words(W, 0u);
-          int64_t d = -1;
-          for (int64_t j = i; j >= 0; j = par[j]) {
-            words[j / 32] |= 1u << (j % 32);
-            ++d;
-          }
-          for (int64_t w = 0; w < W; ++w) mask.set((b * n + i) * W + w, static_cast<double>(static_cast<int32_t>(words[w])));
-          depth.set(b * n + i, d);
-          pos.set(b * n + i, p.prefix + d);
-        }
-        paths.clear();
-        leaves.set(b, tree_leaf_paths(par, p.max_depth, paths));
-        for (size_t k = 0; k < paths.size(); ++k) retrieve.set(b * n * L + static_cast<int64_t>(k), paths[k]);
+        leaves.set(b, static_cast<double>(t.leaves));
+        for (int64_t k = 0; k < n * L; ++k) retrieve.set(b * n * L + k, t.retrieve[k]);
       }
     });
     ref.tensors.emplace("mask", std::move(mask));
@@ -156,15 +147,9 @@ class TreeMask final : public Method {
     return w;
   }
 
-  Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const override {
+  Json quality(const Case& c, const TensorMap&, const TensorMap& out) const override {
     const TreeParams p = tree_params(c);
-    double leaves = 0, deepest = 0;
-    for (int64_t b = 0; b < p.batch; ++b) {
-      leaves += out.at("n_leaves").get(b);
-      for (int64_t i = 0; i < p.nodes; ++i) deepest = std::max(deepest, out.at("depth").get(b * p.nodes + i));
-    }
-    (void)in;
-    return {{"tree_size", p.nodes}, {"leaves_mean", leaves / p.batch}, {"depth_max", deepest}};
+    return tree_shape_figures(out, p.batch, p.nodes);
   }
 
  private:
