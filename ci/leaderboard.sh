@@ -38,6 +38,7 @@ if [ $run = 1 ]; then
   # tokens are a minute a launch, and MLA's naive baseline beyond 2k keys is minutes.
   run_suite suites/leaderboard.json --backends cpu --repetitions 9 --min-time 0.01 --out results/cpu-leaderboard.json --quiet
   run_suite suites/kv.json --backends cpu --repetitions 5 --min-time 0.01 --out results/cpu-kv.json --quiet
+  run_suite suites/speculative.json --backends cpu --repetitions 5 --min-time 0.01 --out results/cpu-speculative.json --quiet
   run_suite suites/leaderboard.json --backends vulkan --repetitions 3 --min-time 0.01 --quiet \
     --filter '^(gqa|mha|mqa|swa|cog|moh)/decode/|^mla/decode/.*kv_len=(1024|2048),|^rope/|^speculative_sampling/' \
     --out results/lavapipe-leaderboard.json
