@@ -131,4 +131,19 @@ std::vector<double> draft_for(DraftRelation rel, DistShape shape, const std::vec
   return p;
 }
 
+int64_t inverse_cdf_token(const std::vector<double>& q, double u) {
+  double total = 0;
+  for (double x : q) total += x;
+  if (total <= 0) return -1;
+  const double mass = u * total;
+  double cum = 0;
+  for (size_t y = 0; y < q.size(); ++y) {
+    cum += q[y];
+    if (mass < cum) return static_cast<int64_t>(y);
+  }
+  for (size_t y = q.size(); y-- > 0;)
+    if (q[y] > 0) return static_cast<int64_t>(y);
+  return -1;
+}
+
 }  // namespace attnbench::decoding

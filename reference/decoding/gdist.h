@@ -54,4 +54,10 @@ std::vector<char> disjoint_split(uint64_t seed, int64_t slot, int64_t vocab);
 std::vector<double> draft_for(DraftRelation rel, DistShape shape, const std::vector<double>& p, uint64_t seed,
                               int64_t slot, int64_t vocab);
 
+// A token drawn from q by inverse CDF (q's f32 values widened, fp64 cumulative sum in token order)
+// with an fp64 input uniform u ∈ [0, 1): the first token whose cumulative mass passes u·Σq; the last
+// token with mass when rounding carries u·Σq to the total; −1 when q has no mass. The drafts of
+// speculative_sampling and tree_verify.
+int64_t inverse_cdf_token(const std::vector<double>& q, double u);
+
 }  // namespace attnbench::decoding

@@ -80,11 +80,9 @@ Case chain_case(const Case& c) {
                            c.i64("vocab"), ",draws=0,dist=", c.str("dist"), ",draft=", c.str("draft"), "/f32/s", c.seed));
 }
 
-SpeculativeParams chain_params(const Case& c) { return speculative_params(chain_case(c)); }
-
 }  // namespace
 
-SpeculativeParams specdecpp_chain_params(const Case& c) { return chain_params(c); }
+SpeculativeParams specdecpp_chain_params(const Case& c) { return speculative_params(chain_case(c)); }
 
 namespace {
 
@@ -122,7 +120,7 @@ class SpecDecPP final : public Method {
     OutputDecl len{"draft_len", DType::i32, {s.batch}, CheckClass::SEMI};
     len.doc = "draft_len [batch]: drafts the stopping rule made (between min_draft_len and draft_len)";
     std::vector<OutputDecl> out = {prob, len};
-    for (OutputDecl& d : chain_verify_outputs(chain_params(c))) out.push_back(std::move(d));
+    for (OutputDecl& d : chain_verify_outputs(specdecpp_chain_params(c))) out.push_back(std::move(d));
     OutputDecl edge{"stop_boundary", DType::i32, {s.batch}, CheckClass::SEMI};
     edge.check_only = true;
     edge.doc = "stop_boundary [batch]: 1 where a stop decision lies within the head's error of the threshold";
@@ -206,7 +204,7 @@ class SpecDecPP final : public Method {
       len.set(b, static_cast<double>(stop));
       edge.set(b, doubt ? 1 : 0);
     }
-    Reference ref = chain_verify_reference(chain_params(c), c.seed, in, lengths);
+    Reference ref = chain_verify_reference(specdecpp_chain_params(c), c.seed, in, lengths);
     ref.tensors.emplace("accept_prob", std::move(prob));
     ref.tensors.emplace("draft_len", std::move(len));
     ref.tensors.emplace("stop_boundary", std::move(edge));
@@ -229,7 +227,7 @@ class SpecDecPP final : public Method {
       lengths[b] = static_cast<int64_t>(ref.tensors.at("draft_len").get(b));
     }
     report.outputs.push_back(check_semi_counts(decls[1], ref.tensors.at("draft_len"), got.at("draft_len"), slack));
-    for (OutputCheck& o : chain_verify_check(chain_params(c), in, ref, got, lengths, forced, nullptr).outputs)
+    for (OutputCheck& o : chain_verify_check(specdecpp_chain_params(c), in, ref, got, lengths, forced, nullptr).outputs)
       report.outputs.push_back(std::move(o));
     return report;
   }
@@ -246,7 +244,7 @@ class SpecDecPP final : public Method {
     return w;
   }
 
-  Json quality(const Case& c, const TensorMap& in, const TensorMap& out) const override {
+  Json quality(const Case& c, const TensorMap&, const TensorMap& out) const override {
     const SpecDecParams s = specdecpp_params(c);
     double drafts = 0, emitted = 0, accepted = 0;
     for (int64_t b = 0; b < s.batch; ++b) {
@@ -255,7 +253,6 @@ class SpecDecPP final : public Method {
       accepted += out.at("emitted_draft_token_num").get(b);
     }
     const double B = s.batch, cost = c.f64("draft_cost");
-    (void)in;
     // A round: draft_len draft steps, one target forward; it emits `emitted` tokens.
     return {{"mean_draft_len", drafts / B},
             {"mean_accepted_len", accepted / B},

@@ -132,17 +132,7 @@ TensorMap SpeculativeSampling::inputs(const Case& c) const {
     for (int64_t n = begin; n < end; ++n) {
       const int64_t r = n / K, t = n % K;
       draft.get_row((prob_row_of(s, r) * K + t) * V, V, q.data());
-      double total = 0;
-      for (double x : q) total += x;
-      const double target_mass = pick.uniform_f64(static_cast<uint64_t>(n)) * total;
-      double cum = 0;
-      int64_t token = -1;
-      for (int64_t x = 0; x < V && token < 0; ++x) {
-        cum += q[x];
-        if (target_mass < cum) token = x;
-      }
-      for (int64_t x = V - 1; token < 0; --x)  // u·total rounded up to total: the last token with mass
-        if (q[x] > 0) token = x;
+      const int64_t token = inverse_cdf_token(q, pick.uniform_f64(static_cast<uint64_t>(n)));
       ids.set(n, static_cast<double>(token));
     }
   }, 1024);

@@ -152,24 +152,6 @@ NodeStats node_stats(const std::vector<double>& p) {
   return s;
 }
 
-// A token from q by inverse CDF (the f32 values widened, fp64 cumulative sum), u in [0, 1): the
-// first token whose cumulative mass passes u·Σq, the last with mass when rounding reaches the total;
-// −1 when q has no mass. speculative_sampling's draw, so a chain's drafts are its drafts.
-int64_t inverse_cdf(const std::vector<double>& q, double u) {
-  double total = 0;
-  for (double x : q) total += x;
-  if (total <= 0) return -1;
-  const double mass = u * total;
-  double cum = 0;
-  for (size_t y = 0; y < q.size(); ++y) {
-    cum += q[y];
-    if (mass < cum) return static_cast<int64_t>(y);
-  }
-  for (size_t y = q.size(); y-- > 0;)
-    if (q[y] > 0) return static_cast<int64_t>(y);
-  return -1;
-}
-
 // Node u's children in node index order.
 std::vector<std::vector<int64_t>> children_of(const std::vector<int32_t>& parents) {
   std::vector<std::vector<int64_t>> ch(parents.size());
@@ -529,21 +511,8 @@ class TreeVerify final : public Method {
           target.get_row((b * n + u) * V, V, p.data());
           std::vector<double> q = draft_for(rel, shape, p, c.seed, b * n + u, V);
           for (int64_t ch : children) {
-            double total = 0;
-            for (double x : q) total += x;
-            int64_t token = -1;
-            if (total > 0) {
-              const double mass = pick.uniform_f64(static_cast<uint64_t>(b * n + ch)) * total;
-              double cum = 0;
-              for (int64_t y = 0; y < V && token < 0; ++y) {
-                cum += q[y];
-                if (q[y] > 0 && mass < cum) token = y;
-              }
-              for (int64_t y = V - 1; token < 0; --y)
-                if (q[y] > 0) token = y;
-            } else {
-              token = lowest_unused(tokens, b * n, children, ch);
-            }
+            int64_t token = inverse_cdf_token(q, pick.uniform_f64(static_cast<uint64_t>(b * n + ch)));
+            if (token < 0) token = lowest_unused(tokens, b * n, children, ch);  // siblings exhausted q
             tokens.set(b * n + ch, static_cast<double>(token));
             q[token] = 0;
           }
@@ -568,7 +537,7 @@ class TreeVerify final : public Method {
           if (kids[b][u].empty()) continue;
           draft.get_row((b * n + u) * V, V, q.data());
           for (int64_t ch : kids[b][u]) {
-            int64_t token = inverse_cdf(q, pick.uniform_f64(tree_accept_index(s, r, ch)));
+            int64_t token = inverse_cdf_token(q, pick.uniform_f64(tree_accept_index(s, r, ch)));
             if (token < 0) token = lowest_unused(tokens, r * n, kids[b][u], ch);
             tokens.set(r * n + ch, static_cast<double>(token));
             if (s.mode == kTreeRejectionWor) q[token] = 0;

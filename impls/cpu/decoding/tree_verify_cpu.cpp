@@ -209,16 +209,16 @@ class CpuTreeVerify final : public Impl {
   // replacement, g loses x and is renormalised. Four partial sums keep the loops vectorisable.
   void reject(double* res, double* g, double* w, int32_t x, int64_t V) const {
     // Divisions, as the spec writes them (a reciprocal's product would round twice).
-    const double z = sum_of(w, V, [&](int64_t y) { return w[y] = std::max(0.0, res[y] - g[y]); });
+    const double z = sum_of(V, [&](int64_t y) { return w[y] = std::max(0.0, res[y] - g[y]); });
     for (int64_t y = 0; y < V; ++y) res[y] = z > 0 ? w[y] / z : 0.0;
     if (s_.mode != decoding::kTreeRejectionWor) return;
     g[x] = 0;
-    const double t = sum_of(g, V, [&](int64_t y) { return g[y]; });
+    const double t = sum_of(V, [&](int64_t y) { return g[y]; });
     for (int64_t y = 0; y < V; ++y) g[y] = t > 0 ? g[y] / t : 0.0;
   }
 
   template <typename F>
-  static double sum_of(const double*, int64_t V, const F& term) {
+  static double sum_of(int64_t V, const F& term) {
     double acc[4] = {0, 0, 0, 0};
     int64_t y = 0;
     for (; y + 4 <= V; y += 4)
