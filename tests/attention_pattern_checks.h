@@ -130,6 +130,32 @@ inline const std::vector<std::string> kBiasDecodeCases = {
     "bias_decode/decode/batch=1,q_heads=16,kv_heads=1,head_dim=96,kv_len=900,q_len=4/bf16/s5",
 };
 
+// tree_decode's edges: EAGLE-2's 61 nodes, head_dim 80 (off the vector widths), GQA groups 1, 4
+// and 7, a chain (causal attention), a star, a single node (the few-rows kernel and KV splits), a
+// ragged batch (a sequence with no prefix included), 200 nodes over 7 mask words, no prefix, the
+// fused rope at the tree's positions, soft-cap, and every dtype.
+inline const std::vector<std::string> kTreeDecodeCases = {
+    "tree_decode/decode/batch=2,q_heads=32,kv_heads=8,head_dim=128,nodes=61,prefix=1000,max_depth=6/bf16/s1",
+    "tree_decode/decode/batch=2,q_heads=14,kv_heads=2,head_dim=80,nodes=40,prefix=300,max_depth=5/f16/s2",
+    "tree_decode/decode/batch=1,q_heads=8,kv_heads=2,head_dim=128,nodes=24,prefix=500,max_depth=23,shape=chain/f32/s3",
+    "tree_decode/decode/batch=2,q_heads=8,kv_heads=8,head_dim=64,nodes=33,prefix=200,shape=star/bf16/s4",
+    "tree_decode/decode/batch=2,q_heads=7,kv_heads=1,head_dim=128,nodes=1,prefix=5000/f32/s5",
+    "tree_decode/decode/batch=4,q_heads=8,kv_heads=2,head_dim=128,nodes=50,prefix=700,ragged=true/f16/s6",
+    "tree_decode/decode/batch=1,q_heads=4,kv_heads=2,head_dim=96,nodes=200,prefix=0,max_depth=12/f32/s7",
+    "tree_decode/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,nodes=30,prefix=400,rope_layout=half,softcap=30/bf16/s8",
+};
+
+// Pairs (tree_decode over a chain, gqa's causal attention of the same queries over the same cache):
+// the same step, to the bit (the few-rows kernel and the many-rows one).
+inline const std::vector<std::pair<std::string, std::string>> kTreeChainIsCausal = {
+    {"tree_decode/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,nodes=16,prefix=1000,max_depth=15,shape=chain/bf16/s1",
+     "gqa/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,q_len=16,kv_len=1016/bf16/s1"},
+    {"tree_decode/decode/batch=1,q_heads=14,kv_heads=2,head_dim=80,nodes=3,prefix=300,max_depth=2,shape=chain/f16/s2",
+     "gqa/decode/batch=1,q_heads=14,kv_heads=2,head_dim=80,q_len=3,kv_len=303/f16/s2"},
+    {"tree_decode/decode/batch=1,q_heads=4,kv_heads=4,head_dim=64,nodes=1,prefix=3000,shape=chain/f32/s3",
+     "gqa/decode/batch=1,q_heads=4,kv_heads=4,head_dim=64,kv_len=3001/f32/s3"},
+};
+
 // Pairs (gather_decode with a list of every key, the same gqa decode): the same step, to the bit.
 inline const std::vector<std::pair<std::string, std::string>> kGatherCoversAll = {
     {"gather_decode/decode/batch=2,q_heads=8,kv_heads=2,head_dim=128,kv_len=3000,budget=3000/bf16/s1",
@@ -162,6 +188,26 @@ inline std::vector<std::string> equal_pair_mismatches(const std::vector<std::pai
 }
 inline std::vector<std::string> window_covers_all_mismatches(Backend& backend, const std::string& variant) {
   return equal_pair_mismatches(kWindowCoversAll, backend, variant);
+}
+
+// The kernels of `variant` run a tree_decode case with every mask bit set (plain causal attention:
+// a kernel that ignores the tree), and the case's own check, against the real tree's reference,
+// must refuse what they return. Returns what did not hold.
+inline std::vector<std::string> tree_mask_ignored_fails(Backend& backend, const std::string& variant) {
+  std::vector<std::string> bad;
+  for (const char* id : {"tree_decode/decode/batch=2,q_heads=32,kv_heads=8,head_dim=128,nodes=61,prefix=500,max_depth=6/bf16/s1",
+                         "tree_decode/decode/batch=2,q_heads=8,kv_heads=8,head_dim=64,nodes=5,prefix=3000,shape=star/f32/s2"}) {
+    const Case c = case_from_id(id);
+    const TensorMap in = c.method->inputs(c);
+    TensorMap causal;
+    for (const auto& [name, t] : in) causal.emplace(name, t.clone());
+    causal.at("tree_mask").fill(-1.0);
+    const RowResult row = check_with_inputs(c, std::move(causal), backend, variant);
+    if (status_and_reason(row) != "pass ") bad.push_back(std::string(id) + " with every bit: " + status_and_reason(row));
+    else if (c.method->check(c, in, c.method->reference(c, in), row.outputs).pass())
+      bad.push_back(std::string(id) + ": causal attention passed the tree's check");
+  }
+  return bad;
 }
 
 // A decode step whose keys outside the window and the sinks, more than a block away from both,

@@ -63,6 +63,15 @@
 // Key bias (key_bias = 1, PRIM-ATTN with a per-key log-weight: ZeroMerge's λ·log w):
 //   key_bias [batch, kv_heads, cache_cap or kv_cap] f32   added to the logit of each key (after
 //            the cap), indexed like K's rows, so a gathered key takes its own.
+// Tree mask (tree_mask = 1, PRIM-ATTN-TREE: the target's forward over a draft tree, EAGLE-2,
+// SpecInfer): the q_len queries are the nodes of a tree in creation order (a parent before its
+// children), whose keys are the last q_len of each (sequence, KV head)'s len keys. The stage takes
+//   tree_mask [batch, q_len, ceil(q_len/32)] i32   bit t%32 of word t/32 of row i set iff node t
+//            is i or an ancestor of i (tree_mask's `mask` output, reference/decoding/tree_build.h)
+// and query i sees key j iff the causal mask lets it and j < len − q_len (the prefix) or bit
+// j − (len − q_len) of its row is set. A parent precedes its children, so the bits are a subset of
+// the causal mask's and only keys inside a row's causal span are ever looked up (tree_visible()).
+// As FlashInfer's packed custom_mask, restricted to the tree rows' columns: the prefix is dense.
 //
 // Light on purpose: CUDA device code includes it, and so do the Vulkan shaders, which read only
 // the field list (C++ lives inside __cplusplus).
@@ -96,7 +105,8 @@
                        /* 2: key_idx per KV head (kv_cap: the list's capacity) */ \
   X(i32, cache_cap)    /* with key_index: K, V (and key_bias) rows per */     \
                        /* (sequence, KV head) in memory */                     \
-  X(i32, key_bias)     /* 1: logit += key_bias[key] (f32, after the cap) */
+  X(i32, key_bias)     /* 1: logit += key_bias[key] (f32, after the cap) */ \
+  X(i32, tree_mask)    /* 1: the last q_len keys are a tree: tree_mask bits */
 
 #ifdef __cplusplus
 #include <cstdint>
@@ -171,6 +181,17 @@ ATTNBENCH_HD inline int64_t key_row(const AttentionParams& s, const int32_t* key
   const int64_t bg = b * s.kv_heads + g;
   if (!s.key_index) return bg * s.kv_cap + t;
   return bg * s.cache_cap + key_idx[(s.key_index == 2 ? bg : b) * s.kv_cap + t];
+}
+// With tree_mask: the words of a mask row, and whether the query whose mask row is `row` sees key
+// j of a (sequence, KV head) of kv_len keys, j below the query's visible end: a prefix key always,
+// tree key t = j − (kv_len − q_len) when bit t of the row is set.
+ATTNBENCH_HD inline int64_t tree_words(const AttentionParams& s) { return (int64_t{s.q_len} + 31) / 32; }
+ATTNBENCH_HD inline const int32_t* tree_row(const AttentionParams& s, const int32_t* mask, int64_t b, int64_t i) {
+  return mask + (b * s.q_len + i) * tree_words(s);
+}
+ATTNBENCH_HD inline bool tree_visible(const AttentionParams& s, const int32_t* row, int64_t kv_len, int64_t j) {
+  const int64_t t = j - (kv_len - s.q_len);
+  return t < 0 || ((static_cast<uint32_t>(row[t >> 5]) >> (t & 31)) & 1u) != 0;
 }
 // Keys a row sees, sinks and window together.
 ATTNBENCH_HD inline int64_t visible_count(const AttentionParams& s, int64_t end) {

@@ -11,6 +11,8 @@
 #include "attnbench/inputs.h"
 #include "attnbench/rng.h"
 #include "attnbench/thread_pool.h"
+#include "reference/decoding/tree_build.h"
+#include "reference/decoding/tree_gen.h"
 #include "rope_schema.h"
 
 namespace attnbench::attention {
@@ -33,10 +35,17 @@ AttentionParams attention_params(const Case& c) {
   s.kv_heads = hkv;
   s.group = hq / hkv;
   s.head_dim = d;
-  s.q_len = static_cast<int32_t>(c.i64("q_len"));
-  s.kv_cap = static_cast<int32_t>(c.i64("kv_len"));
-  s.causal = c.flag("causal");
-  s.head_lengths = c.flag("head_lengths");
+  if (spec->tree()) {  // the queries are the tree's nodes; the cache holds the prefix, then the tree
+    s.q_len = static_cast<int32_t>(c.i64("nodes"));
+    s.kv_cap = static_cast<int32_t>(c.i64("prefix") + c.i64("nodes"));
+    s.causal = 1;
+    s.tree_mask = 1;
+  } else {
+    s.q_len = static_cast<int32_t>(c.i64("q_len"));
+    s.kv_cap = static_cast<int32_t>(c.i64("kv_len"));
+    s.causal = c.flag("causal");
+    s.head_lengths = c.flag("head_lengths");
+  }
   if (spec->gathered()) {  // positions are the index lists' (attention_common.h, key_index)
     s.cache_cap = s.kv_cap;
     s.kv_cap = static_cast<int32_t>(c.i64("budget"));
@@ -79,7 +88,7 @@ AttentionParams decode_step_params(int32_t batch, int32_t q_heads, int32_t kv_he
 AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern pattern)
     : info_(std::move(info)), sharing_(sharing), pattern_(pattern) {
   info_.family = "attention";
-  const bool decode_only = pattern_ == Pattern::gathered || pattern_ == Pattern::key_bias;
+  const bool decode_only = pattern_ == Pattern::gathered || pattern_ == Pattern::key_bias || pattern_ == Pattern::tree;
   info_.phases = decode_only ? std::vector<std::string>{"decode"} : std::vector<std::string>{"prefill", "decode"};
   info_.dtypes = {DType::f32, DType::f16, DType::bf16};
   schema_.add({"batch", ParamType::Int, Value(int64_t{1}), {}, 1.0, 4096.0, {}, "sequences in the batch"});
@@ -87,16 +96,20 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern patte
   if (sharing_ == HeadSharing::grouped)
     schema_.add({"kv_heads", ParamType::Int, Value(int64_t{8}), {}, 1.0, 1024.0, {}, "KV heads; each serves q_heads/kv_heads query heads"});
   schema_.add({"head_dim", ParamType::Int, Value(int64_t{128}), {}, 1.0, 1024.0, {}, "dimension of each head (MLA's absorbed key is 576)"});
-  schema_.add({"q_len", ParamType::Int, std::nullopt, {{"decode", Value(int64_t{1})}}, 1.0, 1e6, {},
-               "query tokens per sequence (prefill: required)"});
-  schema_.add({"kv_len", ParamType::Int, std::nullopt, {}, 0.0, 1e7, {},
-               "keys per sequence: the cache capacity, and every sequence's length unless ragged"});
-  schema_.add({"causal", ParamType::Bool, Value(true), {}, {}, {}, {}, "bottom-right aligned causal mask"});
-  schema_.add({"ragged", ParamType::Bool, Value(false), {}, {}, {}, {},
-               "per-sequence lengths: sequence 0 has kv_len, the others a seeded length in [0, kv_len]"});
-  schema_.add({"head_lengths", ParamType::Bool, Value(false), {}, {}, {}, {},
-               "per-(sequence, KV head) lengths, kv_len [batch, kv_heads]: (0, 0) has kv_len, the others a "
-               "seeded length in [0, kv_len] (the caches per-head KV compression leaves)"});
+  if (tree()) {
+    add_tree_schema();
+  } else {
+    schema_.add({"q_len", ParamType::Int, std::nullopt, {{"decode", Value(int64_t{1})}}, 1.0, 1e6, {},
+                 "query tokens per sequence (prefill: required)"});
+    schema_.add({"kv_len", ParamType::Int, std::nullopt, {}, 0.0, 1e7, {},
+                 "keys per sequence: the cache capacity, and every sequence's length unless ragged"});
+    schema_.add({"causal", ParamType::Bool, Value(true), {}, {}, {}, {}, "bottom-right aligned causal mask"});
+    schema_.add({"ragged", ParamType::Bool, Value(false), {}, {}, {}, {},
+                 "per-sequence lengths: sequence 0 has kv_len, the others a seeded length in [0, kv_len]"});
+    schema_.add({"head_lengths", ParamType::Bool, Value(false), {}, {}, {}, {},
+                 "per-(sequence, KV head) lengths, kv_len [batch, kv_heads]: (0, 0) has kv_len, the others a "
+                 "seeded length in [0, kv_len] (the caches per-head KV compression leaves)"});
+  }
   if (sliding()) {
     schema_.add({"window", ParamType::Int, std::nullopt, {}, 1.0, 1e7, {},
                  "keys each query sees: the last `window` up to its own (Mistral's sliding_window)"});
@@ -133,20 +146,47 @@ AttentionSpec::AttentionSpec(MethodInfo info, HeadSharing sharing, Pattern patte
   schema_.add({"alibi", ParamType::Bool, Value(false), {}, {}, {}, {},
                "ALiBi: logit −= m_h·(query position − key position), Press et al.'s slope per query head", true});
   rope::add_rope_schema(schema_, kRope, true);
-  schema_.rule("rope: not head_lengths", [](const Params& p, const std::string&) -> std::string {
-    if (!rope::rope_on(p, kRope) || !p.flag("head_lengths")) return {};
-    return "rope_layout with head_lengths=true: per-head caches give a query no one position";
-  });
-  schema_.rule("not both ragged and head_lengths", [](const Params& p, const std::string&) -> std::string {
-    if (!(p.flag("ragged") && p.flag("head_lengths"))) return {};
-    return "ragged=true and head_lengths=true: per-head lengths already vary per sequence";
-  });
+  if (tree()) {
+    schema_.rule("tree: no alibi, contiguous rope positions", [](const Params& p, const std::string&) -> std::string {
+      if (p.flag("alibi")) return "alibi=true: ALiBi's distance counts cache slots, and a tree token's position is its depth";
+      if (rope::rope_on(p, kRope) && p.str("rope_positions") == "scattered")
+        return "rope_positions=scattered: a tree's positions follow its prefix's (prefix + depth)";
+      return {};
+    });
+  } else {
+    schema_.rule("rope: not head_lengths", [](const Params& p, const std::string&) -> std::string {
+      if (!rope::rope_on(p, kRope) || !p.flag("head_lengths")) return {};
+      return "rope_layout with head_lengths=true: per-head caches give a query no one position";
+    });
+    schema_.rule("not both ragged and head_lengths", [](const Params& p, const std::string&) -> std::string {
+      if (!(p.flag("ragged") && p.flag("head_lengths"))) return {};
+      return "ragged=true and head_lengths=true: per-head lengths already vary per sequence";
+    });
+  }
   if (sharing_ == HeadSharing::grouped)
     schema_.rule("q_heads % kv_heads == 0", [](const Params& p, const std::string&) -> std::string {
       if (p.i64("q_heads") % p.i64("kv_heads") == 0) return {};
       return cat("kv_heads=", p.i64("kv_heads"), " does not divide q_heads=", p.i64("q_heads"));
     });
-  add_decode_q_len_rule(schema_);
+  if (!tree()) add_decode_q_len_rule(schema_);
+}
+
+// tree_decode's own parameters in place of q_len, kv_len, causal and head_lengths: the tree (the
+// tree methods' names and shapes, reference/decoding/tree_mask.cpp) and the prefix before it.
+void AttentionSpec::add_tree_schema() {
+  schema_.add({"nodes", ParamType::Int, Value(int64_t{64}), {}, 1.0, 1024.0, {},
+               "n: tree tokens per sequence, the root included: the step's queries and the cache's last n keys"});
+  schema_.add({"prefix", ParamType::Int, Value(int64_t{1024}), {}, 0.0, 1e7, {},
+               "keys before the tree (every query sees them all): the verified context"});
+  schema_.add({"max_depth", ParamType::Int, Value(int64_t{8}), {}, 1.0, 1023.0, {}, "D: the deepest node's depth"});
+  schema_.add({"shape", ParamType::String, Value(std::string("random")), {}, {}, {}, {"random", "chain", "star"},
+               "random: a random recursive tree capped at depth D; chain: one path (causal attention); star: every node a child of the root"});
+  schema_.add({"ragged", ParamType::Bool, Value(false), {}, {}, {}, {},
+               "per-sequence prefixes: sequence 0 has prefix, the others a seeded prefix in [0, prefix]"});
+  schema_.rule("chain: nodes - 1 <= max_depth", [](const Params& p, const std::string&) -> std::string {
+    if (p.str("shape") != "chain" || p.i64("nodes") - 1 <= p.i64("max_depth")) return {};
+    return cat("a chain of ", p.i64("nodes"), " nodes is ", p.i64("nodes") - 1, " deep, beyond max_depth=", p.i64("max_depth"));
+  });
 }
 
 void add_rope_inputs(const Case& c, int32_t kv_cap, int32_t q_len, const std::vector<int64_t>& len, int32_t rope_dim,
@@ -175,6 +215,10 @@ void add_rope_inputs(const Case& c, int32_t kv_cap, int32_t q_len, const std::ve
 int64_t seeded_length(const Case& c, int64_t draw, int64_t cap) {
   const PhiloxStream stream(c.seed, "kv_len", kDomainInputs);
   return std::min<int64_t>(cap, static_cast<int64_t>(stream.uniform_f64(draw) * static_cast<double>(cap + 1)));
+}
+
+std::vector<int32_t> tree_parents_of(const Case& c, int64_t b) {
+  return decoding::tree_parents(c.str("shape"), c.i64("nodes"), c.i64("max_depth"), c.seed, b);
 }
 
 std::vector<int64_t> sequence_lengths(const Case& c, int64_t batch, int64_t cap) {
@@ -218,8 +262,16 @@ namespace {
 // capacity; the others, when lengths vary, a seeded length in [0, capacity].
 // gather_decode's lengths are its index lists' (capacity budget): budget each, or with ragged a
 // seeded count per list (per KV head with index_scope=per_head).
+// tree_decode's: the tree's nodes after a prefix, the case's, or with ragged a seeded one per
+// sequence but the first.
 std::vector<int64_t> kv_lengths(const Case& c, const AttentionParams& s) {
   std::vector<int64_t> len(int64_t{s.batch} * s.kv_heads, s.kv_cap);
+  if (s.tree_mask) {
+    if (c.flag("ragged"))
+      for (int64_t bg = s.kv_heads; bg < static_cast<int64_t>(len.size()); ++bg)
+        len[bg] = s.q_len + seeded_length(c, bg / s.kv_heads, s.kv_cap - s.q_len);
+    return len;
+  }
   const bool per_head = s.head_lengths, per_sequence = c.flag("ragged");
   if (s.key_index ? per_sequence : per_head || per_sequence) {
     for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg) {
@@ -285,8 +337,44 @@ HostTensor key_bias_input(const Case& c, const AttentionParams& s, const std::ve
   return bias;
 }
 
-// Visible (query, key) pairs of the whole case: the work that matters.
-double visible_pairs(const AttentionParams& s, const std::vector<int64_t>& len) {
+// tree_decode's tree_mask [batch, nodes, ceil(nodes/32)] (tree_build.h's bits), and with the
+// fused rope its positions: the prefix's keys at their slots, the tree's queries and keys at
+// prefix + depth (tree_mask's position_ids), past a sequence's length the slot's own.
+void add_tree_inputs(const Case& c, const AttentionParams& s, const std::vector<int64_t>& len, TensorMap& in) {
+  const int64_t n = s.q_len, words = tree_words(s);
+  HostTensor mask("tree_mask", DType::i32, {s.batch, n, words});
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const int64_t prefix = len[b * s.kv_heads] - n;
+    const decoding::TreeLayout t = decoding::tree_layout(tree_parents_of(c, b), prefix, c.i64("max_depth"));
+    std::memcpy(mask.data<int32_t>() + b * n * words, t.mask.data(), t.mask.size() * sizeof(uint32_t));
+    if (s.rope_dim == 0) continue;
+    HostTensor &qp = in.at("q_positions"), &kp = in.at("k_positions");
+    for (int64_t i = 0; i < n; ++i) {
+      qp.set(b * n + i, static_cast<double>(t.position_ids[i]));
+      kp.set(b * s.kv_cap + prefix + i, static_cast<double>(t.position_ids[i]));
+    }
+  }
+  in.emplace("tree_mask", std::move(mask));
+}
+
+// Visible (query, key) pairs of the whole case: the work that matters. A tree's query sees the
+// prefix and its depth + 1 nodes.
+double visible_pairs(const Case& c, const AttentionParams& s, const std::vector<int64_t>& len) {
+  if (s.tree_mask) {
+    double pairs = 0;
+    for (int64_t b = 0; b < s.batch; ++b) {
+      const std::vector<int32_t> parents = tree_parents_of(c, b);
+      std::vector<int64_t> depth(parents.size(), 0);
+      double nodes_seen = 0;
+      for (size_t i = 0; i < parents.size(); ++i) {
+        depth[i] = parents[i] < 0 ? 0 : depth[static_cast<size_t>(parents[i])] + 1;
+        nodes_seen += static_cast<double>(depth[i] + 1);
+      }
+      pairs += static_cast<double>(s.kv_heads) *
+               (static_cast<double>(s.q_len) * static_cast<double>(len[b * s.kv_heads] - s.q_len) + nodes_seen);
+    }
+    return pairs * static_cast<double>(s.group);
+  }
   double pairs = 0;
   for (int64_t bg = 0; bg < static_cast<int64_t>(len.size()); ++bg)
     for (int64_t i = 0; i < s.q_len; ++i) pairs += static_cast<double>(visible_count(s, visible_end(s, len[bg], i)));
@@ -331,6 +419,7 @@ TensorMap AttentionSpec::inputs(const Case& c) const {
     for (int64_t b = 0; b < s.batch; ++b) seq_len[b] = len[b * s.kv_heads];  // rope refuses head_lengths
     add_rope_inputs(c, s.kv_cap, s.q_len, seq_len, s.rope_dim, in);
   }
+  if (s.tree_mask) add_tree_inputs(c, s, len, in);
   if (s.alibi) {  // the slopes in fp32, as kernels take them; the reference reads the same values
     HostTensor slopes("alibi_slopes", DType::f32, {s.q_heads});
     for (int64_t h = 0; h < s.q_heads; ++h) slopes.set(h, static_cast<double>(static_cast<float>(alibi_slope(h, s.q_heads))));
@@ -348,22 +437,27 @@ struct RowScratch {
   std::vector<float> q32, kv32, scores32, acc32;
 };
 
-// f(j) for every key j a row whose visible keys end at `end` sees, in key order: the sinks, then
-// the window (attention_common.h).
-template <typename F>
-void for_visible(const AttentionParams& s, int64_t end, F&& f) {
-  const int64_t begin = window_begin(s, end), sinks = sink_end(s, begin);
-  for (int64_t j = 0; j < sinks; ++j) f(j);
-  for (int64_t j = begin; j < end; ++j) f(j);
-}
-
-// Where a row's position j reads: its key (j, or its entry in the index list) and the key's bias.
+// Where a row's position j reads: its key (j, or its entry in the index list) and the key's bias;
+// and with tree_mask whether the row sees it.
 struct KeyMap {
   const int32_t* list = nullptr;  // with key_index: the (sequence[, KV head])'s list
   const float* bias = nullptr;    // with key_bias: the (sequence, KV head)'s row of key_bias
+  const int32_t* tree = nullptr;  // with tree_mask: the query's row of tree_mask
+  int64_t len = 0;                // the (sequence, KV head)'s length (the tree is its last q_len keys)
   int64_t key(int64_t j) const { return list ? list[j] : j; }
   double bias_of(int64_t key) const { return bias ? static_cast<double>(bias[key]) : 0.0; }
+  bool sees(const AttentionParams& s, int64_t j) const { return !tree || tree_visible(s, tree, len, j); }
 };
+
+// f(j) for every key j a row whose visible keys end at `end` sees, in key order: the sinks, then
+// the window (attention_common.h), the tree's keys outside the row's ancestors left out.
+template <typename F>
+void for_visible(const AttentionParams& s, const KeyMap& km, int64_t end, F&& f) {
+  const int64_t begin = window_begin(s, end), sinks = sink_end(s, begin);
+  for (int64_t j = 0; j < sinks; ++j) f(j);
+  for (int64_t j = begin; j < end; ++j)
+    if (km.sees(s, j)) f(j);
+}
 
 // One query row, exactly, in fp64 (two-pass softmax).
 void reference_row(const AttentionParams& s, const HostTensor& q, const HostTensor& k, const HostTensor& v, int64_t b, int64_t h,
@@ -384,7 +478,7 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
   w.scores.clear();
   q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q.data());
   double m = -INFINITY;
-  for_visible(s, end, [&](int64_t j) {
+  for_visible(s, km, end, [&](int64_t j) {
     k.get_row(kv_off + km.key(j) * d, d, w.kv.data());
     double dot = 0;
     for (int64_t x = 0; x < d; ++x) dot += w.q[x] * w.kv[x];
@@ -397,7 +491,7 @@ void reference_row(const AttentionParams& s, const HostTensor& q, const HostTens
   });
   double l = 0;
   size_t n = 0;
-  for_visible(s, end, [&](int64_t j) {
+  for_visible(s, km, end, [&](int64_t j) {
     const double logit = w.scores[n++];
     const double e = std::exp((s.signed_weights ? std::fabs(logit) : logit) - m);
     l += e;
@@ -431,7 +525,7 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
   w.acc32.assign(dv, 0.0f);
   q.get_row(((b * s.q_heads + h) * s.q_len + i) * d, d, w.q32.data());
   float m = -INFINITY;
-  for_visible(s, end, [&](int64_t j) {
+  for_visible(s, km, end, [&](int64_t j) {
     k.get_row(kv_off + km.key(j) * d, d, w.kv32.data());
     float dot = 0;
     for (int64_t x = 0; x < d; ++x) dot += w.q32[x] * w.kv32[x];
@@ -444,7 +538,7 @@ void baseline_row(const AttentionParams& s, DType dtype, const HostTensor& q, co
   });
   float l = 0;
   size_t n = 0;
-  for_visible(s, end, [&](int64_t j) {
+  for_visible(s, km, end, [&](int64_t j) {
     const float logit = w.scores32[n++];
     const float e = std::exp((s.signed_weights ? std::fabs(logit) : logit) - m);
     l += e;
@@ -498,6 +592,7 @@ DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& i
   const HostTensor &v = in.at("v"), &kv_len = in.at(s.key_index ? "idx_len" : "kv_len");
   const int32_t* key_idx = s.key_index ? in.at("key_idx").data<int32_t>() : nullptr;
   const float* key_bias = s.key_bias ? in.at("key_bias").data<float>() : nullptr;
+  const int32_t* tree = s.tree_mask ? in.at("tree_mask").data<int32_t>() : nullptr;
   const HostTensor& v_base = base_kv ? base_kv->at("v") : v;
   std::optional<Rotated> rotated;
   if (s.rope_dim > 0) rotated = rotate_inputs(c, s, in, base_kv ? base_kv->at("k") : in.at("k"));
@@ -527,6 +622,10 @@ DenseRows dense_rows(const Case& c, const AttentionParams& s, const TensorMap& i
       KeyMap km;
       if (key_idx) km.list = key_idx + (s.key_index == 2 ? bg : b) * s.kv_cap;
       if (key_bias) km.bias = key_bias + bg * cache_rows(s);
+      if (tree) {
+        km.tree = tree_row(s, tree, b, i);
+        km.len = len;
+      }
       reference_row(s, q, k, v, b, h, i, len, km, d.o.data<double>() + r * s.v_head_dim, d.lse.data<double>() + r, scratch);
       baseline_row(s, c.dtype, q_base, k_base, v_base, b, h, i, len, km, d.o_base.data<double>() + r * s.v_head_dim,
                    d.lse_base.data<double>() + r, scratch);
@@ -555,7 +654,7 @@ Work AttentionSpec::work(const Case& c) const {
   const auto len = kv_lengths(c, s);
   const double es = static_cast<double>(dtype_size(c.dtype));
   Work w;
-  w.flops = 4.0 * static_cast<double>(s.head_dim) * visible_pairs(s, len);
+  w.flops = 4.0 * static_cast<double>(s.head_dim) * visible_pairs(c, s, len);
   double kv_rows = 0;  // rows of K (and of V) some query sees, over every (sequence, KV head)
   for (int64_t n : len) {
     const int64_t first_begin = window_begin(s, visible_end(s, n, 0)), last_end = visible_end(s, n, s.q_len - 1);
@@ -598,6 +697,15 @@ Json AttentionSpec::quality(const Case& c, const TensorMap& /*inputs*/, const Te
 }
 
 std::optional<RelatedCase> AttentionSpec::baseline(const Case& c) const {
+  if (tree()) {  // causal attention of the same queries over the same cache (a decode step up to 64 queries)
+    const int64_t n = c.i64("nodes");
+    RelatedCase r{"baseline", "gqa", n <= 64 ? "decode" : "prefill", {}, c.dtype};
+    for (const auto& [name, v] : c.params.items())
+      if (name != "nodes" && name != "prefix" && name != "max_depth" && name != "shape") r.params[name] = v;
+    r.params["q_len"] = Value(n);
+    r.params["kv_len"] = Value(c.i64("prefix") + n);
+    return r;
+  }
   if (pattern_ != Pattern::plain) {  // measured against full causal softmax attention over the same cache
     RelatedCase r{"baseline", "gqa", c.phase, {}, c.dtype};
     for (const auto& [name, v] : c.params.items())  // gather_decode's over the whole cache

@@ -11,8 +11,9 @@ namespace attnbench::attention {
 enum class HeadSharing { per_head /* mha */, single /* mqa */, grouped /* gqa */ };
 // What a method adds to plain attention: nothing, swa's window and sinks, cog's signed weights, or
 // one of the decode primitives the KV methods build on: gather_decode's listed keys (key_index)
-// and bias_decode's per-key logit bias (key_bias).
-enum class Pattern { plain, sliding, signed_weights, gathered, key_bias };
+// and bias_decode's per-key logit bias (key_bias); or tree_decode's draft tree over the last keys
+// (tree_mask), whose queries and keys are counted as nodes and prefix.
+enum class Pattern { plain, sliding, signed_weights, gathered, key_bias, tree };
 
 class AttentionSpec : public Method {
  public:
@@ -31,12 +32,15 @@ class AttentionSpec : public Method {
   HeadSharing sharing() const { return sharing_; }
   bool sliding() const { return pattern_ == Pattern::sliding; }
   bool gathered() const { return pattern_ == Pattern::gathered; }
+  bool tree() const { return pattern_ == Pattern::tree; }
   Pattern pattern() const { return pattern_; }
 
  protected:
   ParamSchema& extend_schema() { return schema_; }  // a method built on these adds its parameters
 
  private:
+  void add_tree_schema();
+
   MethodInfo info_;
   HeadSharing sharing_;
   Pattern pattern_;
@@ -84,6 +88,10 @@ void add_rope_inputs(const Case& c, int32_t kv_cap, int32_t q_len, const std::ve
 // its dequantized cache, the selection-only KV methods' over their kept lists), which add their
 // own pattern fields.
 AttentionParams decode_step_params(int32_t batch, int32_t q_heads, int32_t kv_heads, int32_t head_dim, int32_t kv_cap);
+
+// tree_decode's trees: row b's parent pointers (reference/decoding/tree_gen.h, the case's shape,
+// nodes and max_depth, stream "parents").
+std::vector<int32_t> tree_parents_of(const Case& c, int64_t b);
 
 // The attention methods' bound on a decode step's queries.
 void add_decode_q_len_rule(ParamSchema& schema);

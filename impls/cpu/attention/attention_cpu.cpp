@@ -1,5 +1,5 @@
-// mha, mqa, gqa, swa, cog and the decode primitives gather_decode and bias_decode on the CPU: one
-// impl serving all seven (variant "blocked"), the attention stage (attention_stage.h) on the case's buffers.
+// mha, mqa, gqa, swa, cog and the decode primitives gather_decode, bias_decode and tree_decode on
+// the CPU: one impl serving all eight (variant "blocked"), the attention stage (attention_stage.h) on the case's buffers.
 #include "attention_stage.h"
 #include "attnbench/impl.h"
 
@@ -32,3 +32,4 @@ ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "swa", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "cog", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "gather_decode", "cpu", "blocked");
 ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "bias_decode", "cpu", "blocked");
+ATTNBENCH_IMPL(attnbench::cpu::CpuAttention, "tree_decode", "cpu", "blocked");

@@ -176,6 +176,7 @@ inline void softmax_block(const Problem& P, const FewScratch& f, int64_t nr, int
     alignas(64) float sg[kDecKeys];
     if (P.s.signed_weights) split_signs(s, sg, nv * W);
     apply_mask(block_mask(sp, rr, jb, bc), s, nv * W);
+    if (P.s.tree_mask) apply_tree_mask(P, sp, rr, jb, bc, s);
     V mv = S::load(s);
     for (int64_t x = 1; x < nv; ++x) mv = S::max(mv, S::load(s + x * W));
     const float m_new = std::max(m[rr], S::hmax(mv));

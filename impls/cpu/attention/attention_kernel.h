@@ -49,6 +49,8 @@ struct Problem {
   const int32_t* key_idx = nullptr;
   // With s.key_bias: each key's logit bias, [batch, kv_heads, rows] like K's rows.
   const float* key_bias = nullptr;
+  // With s.tree_mask: the tree's mask rows, [batch, q_len, words] (attention_common.h tree_row).
+  const int32_t* tree_mask = nullptr;
 };
 
 // Where a task's results go: the final O/LSE, or a partial (m, l, unnormalised O) per row when

@@ -156,9 +156,14 @@ inline void attend_many(const Problem& P, int64_t b, int64_t g, int64_t r0, int6
       alignas(64) float sg[BC];
       if (s.signed_weights) split_signs(row, sg, BC);
       apply_mask(mask, row, BC);
+      if (s.tree_mask) apply_tree_mask(P, sp, rr, jb, bc, row);
       V mv = S::load(row);
       for (int c = 1; c < BC / W; ++c) mv = S::max(mv, S::load(row + c * W));
       const float m_new = std::max(sc.m[rr], S::hmax(mv));
+      if (m_new == -INFINITY) {  // a tree row's block of other branches, nothing seen before it
+        std::fill(row, row + BC, 0.0f);
+        continue;
+      }
       const float alpha = std::exp(sc.m[rr] - m_new);  // 0 when m was −inf
       const V mb = S::set1(m_new);
       V sum = S::zero();

@@ -61,6 +61,8 @@ struct Spans {
   int64_t sink_max = 0, lo_min = 0, hi_max = 0;  // over the rows: the blocks worth visiting
   float slope[N], pos[N];
   int64_t b = 0, g = 0, key_end = 0;  // the group, and the end of its keys (key_bias reads below it)
+  const int32_t* tree[N];             // with tree_mask: each row's mask row
+  int64_t tree_begin = 0;             // the group's first tree key (len − q_len)
 };
 
 template <int N>
@@ -86,7 +88,9 @@ inline void visible_spans(const Problem& P, int64_t b, int64_t g, int64_t r0, in
     sp.hi_max = std::max(sp.hi_max, sp.hi[rr]);
     sp.slope[rr] = s.alibi ? P.alibi_slopes[g * G + r % G] : 0.0f;
     sp.pos[rr] = static_cast<float>(kv_len - s.q_len + i);
+    if (s.tree_mask) sp.tree[rr] = attention::tree_row(s, P.tree_mask, b, i);
   }
+  sp.tree_begin = kv_len - s.q_len;
   if (sp.lo_min < sp.sink_max) sp.lo_min = sp.sink_max;  // no gap between sinks and windows
 }
 
@@ -118,6 +122,16 @@ inline BlockMask block_mask(const Spans<N>& sp, int64_t rr, int64_t jb, int64_t 
 inline void apply_mask(const BlockMask& m, float* row, int64_t n) {
   for (int64_t t = m.a; t < m.lo_t; ++t) row[t] = -INFINITY;
   for (int64_t t = m.hi_t; t < n; ++t) row[t] = -INFINITY;
+}
+
+// With tree_mask: row rr's tree keys in [jb, jb + bc) that are not its ancestors set to −inf (the
+// keys past its causal end are already; attention_common.h tree_visible).
+template <int N>
+inline void apply_tree_mask(const Problem& P, const Spans<N>& sp, int64_t rr, int64_t jb, int64_t bc, float* row) {
+  const int64_t t0 = std::max<int64_t>(0, sp.tree_begin - jb), t1 = std::min(bc, sp.hi[rr] - jb);
+  const int64_t len = sp.tree_begin + P.s.q_len;
+  for (int64_t t = t0; t < t1; ++t)
+    if (!attention::tree_visible(P.s, sp.tree[rr], len, jb + t)) row[t] = -INFINITY;
 }
 
 // Cog's signed weights (attention_common.h): the row's n scores replaced by their magnitudes and

@@ -15,6 +15,7 @@ StageIo case_io(const attention::AttentionParams& s, const IoBuffers& io, const 
   add_rope_io(sio, s, io);
   if (s.key_index) sio.key_idx = io["key_idx"].ptr<int32_t>();
   if (s.key_bias) sio.key_bias = io["key_bias"].ptr<float>();
+  if (s.tree_mask) sio.tree_mask = io["tree_mask"].ptr<int32_t>();
   return sio;
 }
 
@@ -37,6 +38,8 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
   ATTNBENCH_ASSERT(!s.key_bias || io.key_bias, "key_bias attention without its bias");
   problem_.key_idx = io.key_idx;
   problem_.key_bias = io.key_bias;
+  ATTNBENCH_ASSERT(!s.tree_mask || (io.tree_mask && s.causal), "tree attention without its mask or the causal mask");
+  problem_.tree_mask = io.tree_mask;
   rows_ = int64_t{s.group} * s.q_len;
   groups_ = int64_t{s.batch} * s.kv_heads;
   if (s.head_sparse) {
@@ -90,7 +93,8 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
   // bf16 tasks of many rows on the tiles; decode (few rows) stays bound by reading K and V. The
   // tiles' packing takes V as wide as K, in its own rows.
   amx_ = cpu.amx() && dtype == DType::bf16 && rows_ > kDirectRows && s.v_head_dim == s.head_dim && s.v_stride == s.head_dim &&
-         !rope_fused_ && !s.key_index && !s.key_bias;
+         !rope_fused_ && !s.key_index && !s.key_bias &&
+         !s.tree_mask;
   if (amx_) {
     packed_ = amx::packed_shape(s);
     packed_k_ = cpu.allocator().allocate(amx::k_elements(packed_) * 2, "attention.amx_k");

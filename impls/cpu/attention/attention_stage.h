@@ -50,6 +50,7 @@ struct StageIo {
   const float* inv_freq = nullptr;
   const int32_t* key_idx = nullptr;  // with s.key_index (kv_len: the lists' lengths)
   const float* key_bias = nullptr;   // with s.key_bias
+  const int32_t* tree_mask = nullptr;  // with s.tree_mask
 };
 
 // The stage's buffers for a case of an attention method (mha ... cog, moh): the case's own tensors.

@@ -1,6 +1,8 @@
 // The attention patterns (window, sinks, soft-cap, ALiBi), rope and the fused rope on the CPU kernels: every ISA, AMX on
 // and off (cpu_rows_not_passing), window ≥ kv_len equal to plain causal attention to the bit, and
-// a decode step that never reads the keys outside its window.
+// a decode step that never reads the keys outside its window; the decode primitives gather_decode,
+// bias_decode and tree_decode (a chain tree equal to causal attention to the bit, and causal
+// attention refused where a tree was asked).
 #include "attention_pattern_checks.h"
 
 using namespace attnbench;
@@ -54,4 +56,24 @@ TEST_CASE("gather_decode and bias_decode pass on the CPU at every ISA", "[cpu]")
 TEST_CASE("gather_decode over a list of every key is gqa decode on the CPU, bit for bit", "[cpu]") {
   Backend& cpu = test::require_backend("cpu");
   CHECK(test::equal_pair_mismatches(test::kGatherCoversAll, cpu, "blocked").empty());
+}
+
+TEST_CASE("tree_decode passes on the CPU at every ISA, its rope rotated first and in the kernels", "[cpu]") {
+  CHECK(test::cpu_rows_not_passing(test::kTreeDecodeCases).empty());
+  auto fused = test::open_backend("cpu", {{"rope", "fused"}});
+  CHECK(test::rows_not_passing({test::kTreeDecodeCases.back()}, *fused, " rope=fused").empty());
+}
+
+// gqa's bf16 rows of many queries may run on AMX tiles, which tree_decode does not take: the pair
+// is compared on the vector kernels.
+TEST_CASE("tree_decode over a chain is gqa's causal attention on the CPU, bit for bit", "[cpu]") {
+  auto cpu = test::open_backend("cpu", {{"amx", "off"}});
+  const std::vector<std::string> bad = test::equal_pair_mismatches(test::kTreeChainIsCausal, *cpu, "blocked");
+  for (const std::string& b : bad) UNSCOPED_INFO(b);
+  CHECK(bad.empty());
+}
+
+TEST_CASE("tree_decode on the CPU: a kernel that ignores the tree mask fails the check", "[cpu]") {
+  Backend& cpu = test::require_backend("cpu");
+  CHECK(test::tree_mask_ignored_fails(cpu, "blocked").empty());
 }
