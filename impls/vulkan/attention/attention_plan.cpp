@@ -39,7 +39,8 @@ std::string binding_limits(const attention::AttentionParams& s, DType dtype, con
                        {"k", keys * s.head_dim * es, es},
                        {"v", keys * s.v_stride * es, es},
                        {"key_idx", s.key_index ? listed * 4 : 0, 4},
-                       {"key_bias", s.key_bias ? keys * 4 : 0, 4}},
+                       {"key_bias", s.key_bias ? keys * 4 : 0, 4},
+                       {"tree_mask", s.tree_mask ? rows / s.q_heads * attention::tree_words(s) * 4 : 0, 4}},
                       d);
 }
 
@@ -200,9 +201,9 @@ Plan plan_coopmat_nv(const attention::AttentionParams& s, DType dtype, const Dev
                     "variant does";
     return p;
   }
-  if (s.key_index || s.key_bias) {
-    p.unsupported = "key_index or key_bias (gather_decode, bias_decode): the cooperative-matrix kernel reads K and V rows by "
-                    "position and adds no key bias; the portable variant takes both";
+  if (s.key_index || s.key_bias || s.tree_mask) {
+    p.unsupported = "key_index or key_bias (gather_decode, bias_decode) or tree_mask (tree_decode): the cooperative-matrix "
+                    "kernel reads K and V rows by position, adds no key bias and masks causally only; the portable variant takes them";
     return p;
   }
   const uint32_t D = static_cast<uint32_t>(s.head_dim);

@@ -5,8 +5,8 @@
 // v_stride apart (attention_common.h): the portable kernels take any such layout, the
 // cooperative-matrix kernel only V as wide as K. Head-sparse attention (attention_common.h) runs
 // on the portable kernels, after attention_row_map has compacted each group's active rows, and so
-// do gathered keys and key bias (key_index, key_bias: gather_decode, bias_decode), whose splits and
-// tiles count list positions; coopmat_nv refuses the three.
+// do gathered keys, key bias and tree masks (key_index, key_bias, tree_mask: gather_decode,
+// bias_decode, tree_decode), whose splits and tiles count list positions; coopmat_nv refuses the four.
 //
 // Kernels (impls/vulkan/shaders):
 //   attention_decode       few rows per KV head: split-KV (flash-decoding), RB rows per workgroup

@@ -25,6 +25,7 @@ Buffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, c
   add_rope_buffers(b, s, io);
   if (s.key_index) b.key_idx = &io["key_idx"];
   if (s.key_bias) b.key_bias = &io["key_bias"];
+  if (s.tree_mask) b.tree_mask = &io["tree_mask"];
   return b;
 }
 
@@ -50,13 +51,16 @@ void Stage::prepare(VulkanBackend& be, const Plan& plan, DType dtype, const Buff
   part_ml_ = be.allocator().allocate(split ? partial_ml_bytes(s, plan_) : 16, "attention.partial_ml");
   part_o_ = be.allocator().allocate(split ? partial_o_bytes(s, plan_) : 16, "attention.partial_o");
   // Without ALiBi the slopes binding is never read, nor the head-sparse ones without head_sparse,
-  // key_idx without key_index or key_bias without key_bias; q stands in for them.
+  // key_idx without key_index, key_bias without key_bias or tree_mask without tree_mask; q stands in
+  // for them.
   const Buffer* slopes = s.alibi ? io.alibi_slopes : io.q;
   ATTNBENCH_ASSERT(slopes, "attention with alibi needs the slopes buffer");
   const Buffer* key_idx = s.key_index ? io.key_idx : io.q;
   ATTNBENCH_ASSERT(key_idx, "attention with key_index needs the key_idx buffer");
   const Buffer* key_bias = s.key_bias ? io.key_bias : io.q;
   ATTNBENCH_ASSERT(key_bias, "attention with key_bias needs the key_bias buffer");
+  const Buffer* tree_mask = s.tree_mask ? io.tree_mask : io.q;
+  ATTNBENCH_ASSERT(tree_mask, "attention with tree_mask needs the tree_mask buffer");
   const Buffer *gates = io.q, *row_map = io.q, *row_count = io.q;
   if (s.head_sparse) {
     ATTNBENCH_ASSERT(io.row_gates, "head_sparse attention needs the row_gates buffer");
@@ -66,9 +70,10 @@ void Stage::prepare(VulkanBackend& be, const Plan& plan, DType dtype, const Buff
     row_map = row_map_.get();
     row_count = row_count_.get();
   }
-  // Every pass binds the same fourteen buffers (attention_common.glsl).
-  const std::vector<const Buffer*> buffers = {io.q,          io.k,   io.v,  io.kv_len, io.o,      io.lse,  part_ml_.get(),
-                                              part_o_.get(), slopes, gates, row_map,   row_count, key_idx, key_bias};
+  // Every pass binds the same fifteen buffers (attention_common.glsl).
+  const std::vector<const Buffer*> buffers = {io.q,      io.k,      io.v,    io.kv_len, io.o,     io.lse,
+                                              part_ml_.get(), part_o_.get(), slopes, gates, row_map, row_count,
+                                              key_idx,   key_bias,  tree_mask};
   const auto bindings = static_cast<uint32_t>(buffers.size());
   if (s.head_sparse) {
     // Wide: a prefill group's group · q_len rows go through one workgroup.

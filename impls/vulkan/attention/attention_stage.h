@@ -40,10 +40,11 @@ struct Buffers {
   // With s.rope_dim: the rope's inputs (attention_common.h).
   const Buffer *q_positions = nullptr, *k_positions = nullptr, *inv_freq = nullptr;
   const Buffer *key_idx = nullptr, *key_bias = nullptr;
+  const Buffer* tree_mask = nullptr;  // with s.tree_mask
 };
 
 // The stage's buffers for a case of an attention method (mha ... cog, gather_decode, bias_decode,
-// moh): the case's own tensors, gather_decode's lists' lengths (idx_len) as kv_len.
+// tree_decode, moh): the case's own tensors, gather_decode's lists' lengths (idx_len) as kv_len.
 Buffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const Buffer* row_gates = nullptr);
 // The fused rope's inputs (q_positions, k_positions, inv_freq) from a case's buffers, with s.rope_dim.
 void add_rope_buffers(Buffers& b, const attention::AttentionParams& s, const IoBuffers& io);

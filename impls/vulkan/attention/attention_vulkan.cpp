@@ -1,9 +1,9 @@
-// mha, mqa, gqa, swa, cog, gather_decode and bias_decode on Vulkan: one impl class per variant
+// mha, mqa, gqa, swa, cog, gather_decode, bias_decode and tree_decode on Vulkan: one impl class per variant
 // serving every method, as the CPU backend's does.
 //   portable    every device: the split-KV kernel (decode) or the tiled kernel (prefill), in
 //               f32, f16 and bf16 (attention_plan.h chooses)
 //   coopmat_nv  devices offering VK_NV_cooperative_matrix: f16 prefill on the tensor cores (not
-//               gather_decode nor bias_decode: decode-only methods)
+//               gather_decode, bias_decode nor tree_decode: decode-only methods)
 // The work is the attention stage (attention_stage.h), which mla shares.
 #include "../runtime/vulkan_backend.h"
 #include "attention_stage.h"
@@ -49,6 +49,7 @@ ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "swa", "vulkan", "portable"
 ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "cog", "vulkan", "portable");
 ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "gather_decode", "vulkan", "portable");
 ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "bias_decode", "vulkan", "portable");
+ATTNBENCH_IMPL(attnbench::vulkan::PortableAttention, "tree_decode", "vulkan", "portable");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "mha", "vulkan", "coopmat_nv");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "mqa", "vulkan", "coopmat_nv");
 ATTNBENCH_IMPL(attnbench::vulkan::CoopmatNvAttention, "gqa", "vulkan", "coopmat_nv");

@@ -11,9 +11,11 @@
 // rows into a row map, and the kernels' workgroups cover only its first row_count positions.
 // Gathered keys and key bias (attention_common.h key_index, key_bias): the kernels count list
 // positions n as before and reach a position's rows of K, V and key_bias through key_row().
-// Every attention pipeline has the same fourteen bindings (attention_stage.cpp binds one list);
-// the three of head_sparse and the two of key_index and key_bias are declared here, read-only
-// except in the pass that writes the row map.
+// A tree (attention_common.h tree_mask) hides from each query the tree keys that are not its
+// ancestors: tree_sees() looks its bit up inside the causal span.
+// Every attention pipeline has the same fifteen bindings (attention_stage.cpp binds one list);
+// the three of head_sparse, the two of key_index and key_bias and tree_mask's are declared here,
+// read-only except in the pass that writes the row map.
 #ifndef ATTNBENCH_ATTENTION_COMMON_GLSL
 #define ATTNBENCH_ATTENTION_COMMON_GLSL
 
@@ -109,6 +111,19 @@ float with_key_bias(float lg, uint row) {
 }
 // The same for position n of (sequence b, KV head g), its row looked up only with key_bias.
 float with_key_bias(float lg, uint b, uint g, uint n) { return pc.s.key_bias != 0 ? with_key_bias(lg, key_row(b, g, n)) : lg; }
+
+layout(binding = 14) readonly buffer TreeMask { int tree_mask[]; };  // [batch, q_len, words] with tree_mask
+
+// Whether query position i of sequence b sees key n < its visible end of a (sequence, KV head) of
+// kvlen keys (attention_common.h tree_visible): always without tree_mask and for a prefix key,
+// else the bit of tree key n − (kvlen − q_len) in the query's mask row.
+bool tree_sees(uint b, uint i, uint kvlen, uint n) {
+  if (pc.s.tree_mask == 0) return true;
+  const int t = int(n) - (int(kvlen) - pc.s.q_len);
+  if (t < 0) return true;
+  const uint words = (uint(pc.s.q_len) + 31u) / 32u;
+  return ((uint(tree_mask[(b * uint(pc.s.q_len) + i) * words + uint(t) / 32u]) >> (uint(t) & 31u)) & 1u) != 0u;
+}
 
 // Positions of group bh's task rows: its active rows with head_sparse, else every packed row.
 uint task_rows(uint bh) { return pc.s.head_sparse != 0 ? uint(row_count[bh]) : pc.plan.rows; }

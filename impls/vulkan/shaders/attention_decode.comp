@@ -11,7 +11,8 @@
 // head_sparse a workgroup's rows are positions of its group's row map (attention_common.glsl),
 // and a block past the group's active rows exits before reading a key. With key_index the splits
 // cut list positions and each position's K and V rows are its listed key's (key_row); with
-// key_bias a logit adds the bias of that row.
+// key_bias a logit adds the bias of that row. With tree_mask a row skips the tree keys that are not
+// its ancestors (tree_sees).
 //
 // Lane groups are formed from gl_SubgroupID and gl_SubgroupInvocationID, and T divides the
 // smallest subgroup size, so a group's shuffles never leave its subgroup, whatever the size.
@@ -81,12 +82,12 @@ void main() {
   float q[RB][E];
   float acc[RB][EV];
   float m[RB], l[RB];
-  uint vend[RB], vbeg[RB], vsink[RB];
+  uint vend[RB], vbeg[RB], vsink[RB], qi[RB];
   float slope[RB], qpos[RB];
   uint block_end = 0u, sink_max = 0u, begin_min = 0xffffffffu;
   for (uint rr = 0u; rr < RB; ++rr) {
     const uint p = rb * RB + rr;
-    vend[rr] = vbeg[rr] = vsink[rr] = 0u;
+    vend[rr] = vbeg[rr] = vsink[rr] = qi[rr] = 0u;
     slope[rr] = qpos[rr] = 0.0;
     m[rr] = NEG_INF;
     l[rr] = 0.0;
@@ -94,6 +95,7 @@ void main() {
     for (uint x = 0u; x < EV; ++x) acc[rr][x] = 0.0;
     if (p >= rows) continue;
     const uint r = packed_row(bh, p), i = pos_of(r);
+    qi[rr] = i;
     vend[rr] = visible_end(kvlen, i);
     vbeg[rr] = window_begin(vend[rr]);
     vsink[rr] = sink_end(vbeg[rr]);
@@ -157,7 +159,7 @@ void main() {
       float sg[U];  // cog's signs (1 otherwise): the softmax runs over |logit|
       for (uint u = 0u; u < U; ++u) {
         const uint n = base + u * NG + grp;
-        const bool vis = n < k1 && key_visible(n, vsink[rr], vbeg[rr], vend[rr]);
+        const bool vis = n < k1 && key_visible(n, vsink[rr], vbeg[rr], vend[rr]) && tree_sees(b, qi[rr], kvlen, n);
         const float lg = vis ? with_key_bias(final_logit(s[u], n, slope[rr], qpos[rr]), krow[u]) : 0.0;
         sg[u] = pc.s.signed_weights != 0 ? sign(lg) : 1.0;
         s[u] = vis ? (pc.s.signed_weights != 0 ? abs(lg) : lg) : NEG_INF;

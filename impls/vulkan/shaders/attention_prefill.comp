@@ -156,7 +156,8 @@ void main() {
       float sg[TN];  // cog's signs (1 otherwise): the softmax runs over |logit|
       for (uint jn = 0u; jn < TN; ++jn) {
         const uint n = t0 + ct + jn * CT;
-        const bool vis = n < k1 && key_visible(n, vsink[tm], vbeg[tm], vend[tm]);
+        const bool vis = n < k1 && key_visible(n, vsink[tm], vbeg[tm], vend[tm]) &&
+                         tree_sees(b, pos_of(packed_row(bh, rb * BR + rg * TM + tm)), kvlen, n);
         const float lg = vis ? with_key_bias(final_logit(s[tm][jn] * pc.s.scale, n, slope[tm], qpos[tm]), b, kvh, n) : 0.0;
         sg[jn] = pc.s.signed_weights != 0 ? sign(lg) : 1.0;
         s[tm][jn] = vis ? (pc.s.signed_weights != 0 ? abs(lg) : lg) : NEG_INF;

@@ -1,7 +1,8 @@
-// The attention patterns (window, sinks, soft-cap, ALiBi, gathered keys, key bias) and rope on the
-// Vulkan kernels (lavapipe with the validation layers in CI): the edge cases, window ≥ kv_len equal
-// to plain causal attention to the bit, a decode step that never reads the keys outside its
-// window, and a gathered step over a list of every key equal to gqa decode to the bit.
+// The attention patterns (window, sinks, soft-cap, ALiBi, gathered keys, key bias, tree masks) and
+// rope on the Vulkan kernels (lavapipe with the validation layers in CI): the edge cases, window ≥
+// kv_len equal to plain causal attention to the bit, a decode step that never reads the keys
+// outside its window, a gathered step over a list of every key and a chain tree equal to gqa to
+// the bit, and causal attention refused where a tree was asked.
 #include "attention_pattern_checks.h"
 
 using namespace attnbench;
@@ -55,4 +56,19 @@ TEST_CASE("gather_decode over a list of every key is gqa decode on Vulkan, bit f
 TEST_CASE("bias_decode passes on Vulkan", "[vulkan]") {
   Backend& vk = test::require_backend("vulkan");
   CHECK(test::rows_not_passing(test::kBiasDecodeCases, vk).empty());
+}
+
+TEST_CASE("tree_decode passes on Vulkan", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::rows_not_passing(test::kTreeDecodeCases, vk).empty());
+}
+
+TEST_CASE("tree_decode over a chain is gqa's causal attention on Vulkan, bit for bit", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::equal_pair_mismatches(test::kTreeChainIsCausal, vk, "portable").empty());
+}
+
+TEST_CASE("tree_decode on Vulkan: a kernel that ignores the tree mask fails the check", "[vulkan]") {
+  Backend& vk = test::require_backend("vulkan");
+  CHECK(test::tree_mask_ignored_fails(vk, "portable").empty());
 }

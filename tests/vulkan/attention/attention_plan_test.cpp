@@ -119,4 +119,18 @@ TEST_CASE("the Vulkan plans of gathered and biased keys", "[unit]") {
   }
 }
 
+// tree_decode (tree_mask): EAGLE-2's 61 nodes of GQA 4 are 244 packed rows, the tiled kernel; one
+// node the split-KV kernel; the cooperative-matrix kernel refuses the mask, saying why.
+TEST_CASE("the Vulkan plans of a tree's attention", "[unit]") {
+  const DeviceLimits lavapipe = test::lavapipe_limits();
+  attention::AttentionParams tree = shape(1, 32, 8, 128, 61, 4157, true);
+  tree.tree_mask = 1;
+  CHECK(vulkan::attn::plan_portable(tree, DType::bf16, lavapipe).shader == "attention_prefill");
+  attention::AttentionParams one = shape(2, 8, 8, 64, 1, 3001, true);
+  one.tree_mask = 1;
+  CHECK(vulkan::attn::plan_portable(one, DType::f32, lavapipe).shader == "attention_decode");
+  const auto nv = vulkan::attn::plan_coopmat_nv(tree, DType::f16, test::h200_limits(), "prefill");
+  CHECK(nv.unsupported.find("tree_mask") != std::string::npos);
+}
+
 #endif
