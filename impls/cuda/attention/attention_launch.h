@@ -36,6 +36,7 @@ struct Params {
   // kv_len holds; K and V then have s.cache_cap rows per (sequence, KV head) (attention::key_row).
   const int32_t* key_idx;
   const float* key_bias;  // with s.key_bias, else null: one f32 per row of K (key_row's index)
+  const int32_t* tree_mask;  // with s.tree_mask, else null: [batch, q_len, words] (attention::tree_row)
   // Split-KV partials ([splits][rows][v_head_dim] and [splits][rows], rows = batch·q_heads·q_len,
   // row index as LSE's); null when splits == 1 and the kernel writes O and LSE itself.
   float* part_o;

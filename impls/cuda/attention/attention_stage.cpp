@@ -21,9 +21,10 @@
 // head_sparse (moh): map_rows.cu compacts each KV head's active rows into a row map first, and
 // every kernel and split_combine take their rows through it (kernel_common.cuh task_row).
 //
-// Gathered keys (key_index: gather_decode) and a per-key logit bias (key_bias: bias_decode) are
-// taken by decode_mma and general, which reach each key's rows through attention::key_row
-// (kernel_common.cuh KeyRows); the prefill and latent kernels refuse them.
+// Gathered keys (key_index: gather_decode), a per-key logit bias (key_bias: bias_decode) and a
+// tree mask (tree_mask: tree_decode) are taken by decode_mma and general, which reach each key's
+// rows through attention::key_row (kernel_common.cuh KeyRows) and look a tree key's bit up inside
+// the causal span (tree_hides); the prefill and latent kernels refuse them.
 #include "attention_stage.h"
 
 #include <algorithm>
@@ -193,9 +194,9 @@ Support common_limits(const attention::AttentionParams& s, bool decode, const Ke
 std::string mma_refusal(const attention::AttentionParams& s, DType dtype, bool decode) {
   if (dtype != DType::f16 && dtype != DType::bf16)
     return cat(dtype_name(dtype), ": the mma variant takes f16 and bf16 (tensor cores)");
-  if (!decode && (s.key_index || s.key_bias))
-    return "prefill with gathered keys or a key bias: those are decode steps (gather_decode, bias_decode), which "
-           "decode_mma takes; the prefill kernel reads neither (the general variant takes both phases)";
+  if (!decode && (s.key_index || s.key_bias || s.tree_mask))
+    return "prefill with gathered keys, a key bias or a tree mask: those are decode steps (gather_decode, bias_decode, "
+           "tree_decode), which decode_mma takes; the prefill kernel reads none (the general variant takes both phases)";
   if (s.signed_weights) return "signed weights (cog) are taken by the general variant; the mma kernels' softmax keeps no signs";
   if (s.head_dim % 8 != 0 || s.v_head_dim % 8 != 0 || s.v_stride % 8 != 0)
     return cat("head_dim=", s.head_dim, ", v_head_dim=", s.v_head_dim, ", v_stride=", s.v_stride,
@@ -205,9 +206,10 @@ std::string mma_refusal(const attention::AttentionParams& s, DType dtype, bool d
     return cat("head_dim=", s.head_dim, ", v_head_dim=", s.v_head_dim,
                ": the mma tiles hold widths up to 256, and the latent kernel keys up to 576 whose first 512 or fewer "
                "elements are the value (v_stride = head_dim); the general variant takes the rest");
-  if (s.window > 0 || s.sinks > 0 || attention::modifies_logits(s) || s.head_sparse || s.rope_dim > 0 || s.key_index)
+  if (s.window > 0 || s.sinks > 0 || attention::modifies_logits(s) || s.head_sparse || s.rope_dim > 0 || s.key_index ||
+      s.tree_mask)
     return "the latent kernel (MLA's absorbed key and value widths) masks causally only: the window, sinks, soft-cap, ALiBi, "
-           "key bias, head_sparse, the fused rope and gathered keys are taken by the general variant";
+           "key bias, head_sparse, the fused rope, gathered keys and tree masks are taken by the general variant";
   return "";
 }
 
@@ -222,6 +224,7 @@ AttentionBuffers case_buffers(const attention::AttentionParams& s, const IoBuffe
   b.kv_len = io[s.key_index ? "idx_len" : "kv_len"].ptr<int32_t>();
   b.key_idx = s.key_index ? io["key_idx"].ptr<int32_t>() : nullptr;
   b.key_bias = s.key_bias ? io["key_bias"].ptr<float>() : nullptr;
+  b.tree_mask = s.tree_mask ? io["tree_mask"].ptr<int32_t>() : nullptr;
   b.o = io["O"].ptr();
   b.lse = io["LSE"].ptr<float>();
   b.alibi_slopes = s.alibi ? io["alibi_slopes"].ptr<float>() : nullptr;
@@ -260,6 +263,7 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
   ATTNBENCH_ASSERT(!s.head_sparse || buffers.row_gates, "head_sparse attention takes row_gates");
   ATTNBENCH_ASSERT(!s.key_index || buffers.key_idx, "gathered attention takes key_idx");
   ATTNBENCH_ASSERT(!s.key_bias || buffers.key_bias, "key-bias attention takes key_bias");
+  ATTNBENCH_ASSERT(!s.tree_mask || buffers.tree_mask, "tree attention takes tree_mask");
   ATTNBENCH_ASSERT(variant == AttentionVariant::general || mma_tile(s) > 0 || buffers.v == buffers.k,
                    "the latent kernel reads V inside K's rows: v must be the K buffer");
   launch_ = k->launch;
@@ -298,6 +302,7 @@ void AttentionStage::prepare(AttentionVariant variant, const attention::Attentio
   p.alibi_slopes = s.alibi ? buffers.alibi_slopes : nullptr;
   p.key_idx = s.key_index ? buffers.key_idx : nullptr;
   p.key_bias = s.key_bias ? buffers.key_bias : nullptr;
+  p.tree_mask = s.tree_mask ? buffers.tree_mask : nullptr;
   p.s = s;
   p.scale_log2 = static_cast<float>(static_cast<double>(s.scale) * 1.4426950408889634074);  // scale·log2(e)
 

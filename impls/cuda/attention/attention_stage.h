@@ -39,6 +39,7 @@ struct AttentionBuffers {
   const float* row_gates = nullptr;     // with s.head_sparse: [batch, q_heads, q_len] f32
   const int32_t* key_idx = nullptr;     // with s.key_index: the index lists (kv_len: their lengths)
   const float* key_bias = nullptr;      // with s.key_bias: a logit bias per key row
+  const int32_t* tree_mask = nullptr;   // with s.tree_mask: the tree's mask rows
   // With s.rope_dim: the rope's inputs (attention_common.h).
   const int32_t* q_positions = nullptr;
   const int32_t* k_positions = nullptr;
@@ -46,7 +47,7 @@ struct AttentionBuffers {
 };
 
 // The stage's buffers for a case of an attention method (mha ... cog, moh, gather_decode, whose
-// list lengths idx_len are the stage's kv_len, bias_decode): the case's own tensors.
+// list lengths idx_len are the stage's kv_len, bias_decode, tree_decode): the case's own tensors.
 AttentionBuffers case_buffers(const attention::AttentionParams& s, const IoBuffers& io, const float* row_gates = nullptr);
 // The fused rope's inputs (q_positions, k_positions, inv_freq) from a case's buffers, with s.rope_dim.
 void add_rope_buffers(AttentionBuffers& b, const attention::AttentionParams& s, const IoBuffers& io);

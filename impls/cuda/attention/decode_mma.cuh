@@ -98,13 +98,14 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
   const TileLanes<D> lanes(lane);
   // The thread's rows: the keys each sees ([0, row_sinks) ∪ [row_begin, row_end)), and what its
   // logits need (ALiBi's slope and the query's position).
-  int row_end[MT][2], row_begin[MT][2], row_sinks[MT][2];
+  int row_end[MT][2], row_begin[MT][2], row_sinks[MT][2], row_pos[MT][2];
   float slope[MT][2], query_pos[MT][2];
 #pragma unroll
   for (int mi = 0; mi < MT; ++mi)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = task_row(p, b, g, min(r0 + mi * 16 + quad_row + 8 * h, R - 1));
+      row_pos[mi][h] = r / G;
       row_end[mi][h] = visible_end(kv_len, p.s.q_len, r / G, p.s.causal);
       row_begin[mi][h] = window_begin(p.s, row_end[mi][h]);
       row_sinks[mi][h] = sink_end(p.s, row_begin[mi][h]);
@@ -144,7 +145,9 @@ __global__ void __launch_bounds__(DecodeConfig<D, MT>::kThreads, 1) decode_mma_k
             // s stays in units of the unscaled score (scale_log2 folds the scale in): a modified
             // logit goes back through 1/scale.
             if (modified) v = final_logit(p.s, v * p.s.scale, key, slope[mi][h], query_pos[mi][h], bias) * inv_scale;
-            if (key >= limit || key >= row_end[mi][h] || (key < row_begin[mi][h] && key >= row_sinks[mi][h])) v = kNegInf;
+            if (key >= limit || key >= row_end[mi][h] || (key < row_begin[mi][h] && key >= row_sinks[mi][h]) ||
+                tree_hides(p, b, row_pos[mi][h], kv_len, key))
+              v = kNegInf;
           }
       }
 

@@ -22,7 +22,7 @@
 // task_row): Q rows are gathered through it, a CTA past the active rows exits at once, and O is
 // scaled by the row's gate as it is stored. With gathered keys (key_index) the key positions are a
 // list's, and a thread looks each of its key rows up in it (KeyRows); with key_bias each logit
-// takes its key's bias after the cap.
+// takes its key's bias after the cap; with tree_mask a tree key whose bit is clear is masked.
 //
 //   DMAX  ROWS  TX  BN (keys/tile)  keys/thread  O columns/thread  shared
 //   64    16    8   32              4            8                 21 KiB
@@ -199,7 +199,8 @@ __global__ void __launch_bounds__(GeneralConfig<DMAX>::kThreads) general_kernel(
       }
       sg[k] = p.s.signed_weights ? static_cast<float>((s[k] > 0.0f) - (s[k] < 0.0f)) : 1.0f;  // cog: softmax of |s|
       if (p.s.signed_weights) s[k] = fabsf(s[k]);
-      if (key >= limit || key >= row_end || (key < row_begin && key >= row_sinks)) s[k] = kNegInf;
+      if (key >= limit || key >= row_end || (key < row_begin && key >= row_sinks) || tree_hides(p, b, row_pos, kv_len, key))
+        s[k] = kNegInf;
       tile_max = fmaxf(tile_max, s[k]);
     }
     tile_max = row_max<TX>(tile_max) * sl2;

@@ -81,6 +81,12 @@ __device__ __forceinline__ float final_logit(const attention::AttentionParams& s
   return logit;
 }
 
+// Whether query i of sequence b does not see `key`, below its visible end, for the tree mask
+// (attention::tree_visible): a tree key whose bit is clear. Always false without s.tree_mask.
+__device__ __forceinline__ bool tree_hides(const Params& p, int b, int i, int kv_len, int key) {
+  return p.s.tree_mask && !attention::tree_visible(p.s, attention::tree_row(p.s, p.tree_mask, b, i), kv_len, key);
+}
+
 // The Q/O/LSE row (b, h, i) of packed row r of KV head g (attention_launch.h): multiply by
 // head_dim for Q and O.
 __device__ __forceinline__ int64_t packed_row_index(const Params& p, int b, int g, int r) {

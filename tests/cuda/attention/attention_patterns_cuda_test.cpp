@@ -1,8 +1,9 @@
 // The attention patterns (window, sinks, soft-cap, ALiBi) and rope on CUDA (both kernels take the
 // patterns; rows_not_passing runs every variant of a case): the edge
 // cases, window ≥ kv_len equal to plain causal attention to the bit, and a decode step that never
-// reads the keys outside its window; the gathered and key-bias decode steps, and a gather over
-// every key equal to gqa decode to the bit. Skipped (77) without a GPU.
+// reads the keys outside its window; the gathered, key-bias and tree decode steps, a gather over
+// every key and a chain tree equal to gqa to the bit, and causal attention refused where a tree
+// was asked. Skipped (77) without a GPU.
 #include "attention_pattern_checks.h"
 
 using namespace attnbench;
@@ -62,4 +63,22 @@ TEST_CASE("gather_decode with a list of every key is gqa decode on CUDA, bit for
     CAPTURE(variant);
     CHECK(test::equal_pair_mismatches(test::kGatherCoversAll, gpu, variant).empty());
   }
+}
+
+TEST_CASE("tree_decode passes on CUDA, on both kernels", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::rows_not_passing(test::kTreeDecodeCases, gpu).empty());
+}
+
+TEST_CASE("tree_decode over a chain is gqa's causal attention on CUDA, bit for bit, on both kernels", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::equal_pair_mismatches(test::kTreeChainIsCausal, gpu, "general").empty());
+  // The mma kernels take the 16-bit pairs.
+  const std::vector<std::pair<std::string, std::string>> half(test::kTreeChainIsCausal.begin(), test::kTreeChainIsCausal.begin() + 2);
+  CHECK(test::equal_pair_mismatches(half, gpu, "mma").empty());
+}
+
+TEST_CASE("tree_decode on CUDA: a kernel that ignores the tree mask fails the check", "[cuda]") {
+  Backend& gpu = test::require_backend("cuda");
+  CHECK(test::tree_mask_ignored_fails(gpu, "general").empty());
 }
