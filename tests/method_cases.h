@@ -447,6 +447,18 @@ inline const std::vector<std::string> kEagle2TreeCases = {
     "eagle2_tree/batch=2,top_k=32,depth=16,total_tokens=1023,vocab=64/f32/s10",
 };
 
+// jakiro: EAGLE-2's settings (top_k 10, depth 6, 60 drafts) at a Llama-2 vocabulary with a narrow
+// layer (bf16), the shallowest tree (depth 3: the root's forward, then the penultimate one) with
+// total_tokens past the candidates, a chain (top_k 1), the forward baseline at a vocabulary off the
+// vector widths, and 85 forward rows (more than a CPU task's 64) in f32.
+inline const std::vector<std::string> kJakiroCases = {
+    "jakiro/batch=2,hidden=512,vocab=32000/bf16/s1",
+    "jakiro/batch=3,top_k=4,depth=3,total_tokens=100,hidden=80,vocab=777/f16/s2",
+    "jakiro/batch=2,top_k=1,depth=4,total_tokens=3,hidden=64,vocab=100/f32/s3",
+    "jakiro/batch=2,top_k=6,depth=5,total_tokens=40,hidden=200,vocab=4099,last_stage=forward/bf16/s4",
+    "jakiro/batch=5,top_k=8,depth=4,total_tokens=50,hidden=136,vocab=1000/f32/s5",
+};
+
 // frspec: a Llama-2-sized vocabulary with a quarter of it drafted (bf16), the subset the whole
 // vocabulary with a hidden size off the 8-element chunks (f32), a subset of one token (f16), greedy
 // (T = 0), a low temperature over an odd subset, 256 hidden states (batch 64: several passes of the

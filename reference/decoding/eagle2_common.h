@@ -18,6 +18,7 @@
 
 namespace attnbench {
 struct Case;
+class ParamSchema;
 }
 
 namespace attnbench::decoding {
@@ -25,6 +26,10 @@ namespace attnbench::decoding {
 ATTNBENCH_PARAM_STRUCT(Eagle2Params, ATTNBENCH_EAGLE2_FIELDS);
 
 Eagle2Params eagle2_params(const Case& c);
+
+// The builder's parameters (batch, top_k, depth ≥ min_depth, total_tokens, vocab, prefix) and the
+// rule top_k ≤ vocab: eagle2_tree's, and those of a draft that feeds it (jakiro).
+void add_tree_builder_params(ParamSchema& schema, double min_depth, int64_t vocab, const char* vocab_doc);
 
 // The tree_mask case over eagle2_tree's tree (nodes, max_depth = D, prefix, batch): the stage each
 // backend runs after building the parents, over the same buffers.

@@ -120,6 +120,21 @@ Case eagle2_mask_case(const Case& c) {
   return v;
 }
 
+void add_tree_builder_params(ParamSchema& schema, double min_depth, int64_t vocab, const char* vocab_doc) {
+  schema.add({"batch", ParamType::Int, Value(int64_t{2}), {}, 1.0, 4096.0, {}, "trees (one per sequence)"});
+  schema.add({"top_k", ParamType::Int, Value(int64_t{10}), {}, 1.0, 32.0, {},
+              "k: children per expanded node, and nodes expanded per level"});
+  schema.add({"depth", ParamType::Int, Value(int64_t{6}), {}, min_depth, 16.0, {}, "D: levels of drafts below the root"});
+  schema.add({"total_tokens", ParamType::Int, Value(int64_t{60}), {}, 1.0, 1023.0, {},
+              "T: drafts kept (the best by cumulative log-probability); all of them when T exceeds the candidates"});
+  schema.add({"vocab", ParamType::Int, Value(vocab), {}, 2.0, 1048576.0, {}, vocab_doc});
+  schema.add({"prefix", ParamType::Int, Value(int64_t{1024}), {}, 0.0, 1e8, {}, "tokens before the tree: the root's position id"});
+  schema.rule("top_k <= vocab", [](const Params& p, const std::string&) -> std::string {
+    if (p.i64("top_k") <= p.i64("vocab")) return {};
+    return cat("top_k=", p.i64("top_k"), " distinct children cannot come from a vocabulary of ", p.i64("vocab"));
+  });
+}
+
 // Named, not anonymous: unity batches put other spec files' helpers beside these.
 namespace eagle2_ref {
 
@@ -247,20 +262,9 @@ namespace {
 class Eagle2Tree final : public Method {
  public:
   Eagle2Tree() {
-    schema_.add({"batch", ParamType::Int, Value(int64_t{2}), {}, 1.0, 4096.0, {}, "trees (one per sequence)"});
-    schema_.add({"top_k", ParamType::Int, Value(int64_t{10}), {}, 1.0, 32.0, {},
-                 "k: children per expanded node, and nodes expanded per level"});
-    schema_.add({"depth", ParamType::Int, Value(int64_t{6}), {}, 1.0, 16.0, {}, "D: levels of drafts below the root"});
-    schema_.add({"total_tokens", ParamType::Int, Value(int64_t{60}), {}, 1.0, 1023.0, {},
-                 "T: drafts kept (the best by cumulative log-probability); all of them when T exceeds the candidates"});
-    schema_.add({"vocab", ParamType::Int, Value(int64_t{32000}), {}, 2.0, 1048576.0, {}, "V: the draft's vocabulary"});
-    schema_.add({"prefix", ParamType::Int, Value(int64_t{1024}), {}, 0.0, 1e8, {}, "tokens before the tree: the root's position id"});
+    add_tree_builder_params(schema_, 1.0, 32000, "V: the draft's vocabulary");
     schema_.add({"dist", ParamType::String, Value(std::string("zipf")), {}, {}, {}, {"zipf", "peaked", "flat", "bimodal", "ties"},
                  "shape of each row's draft distribution (G-DIST): ties plants equal logits"});
-    schema_.rule("top_k <= vocab", [](const Params& p, const std::string&) -> std::string {
-      if (p.i64("top_k") <= p.i64("vocab")) return {};
-      return cat("top_k=", p.i64("top_k"), " distinct children cannot come from a vocabulary of ", p.i64("vocab"));
-    });
   }
 
   const MethodInfo& info() const override { return info_; }

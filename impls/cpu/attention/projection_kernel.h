@@ -1,5 +1,6 @@
 // The projection stage's kernel on the CPU (reference/attention/projection_common.h), compiled per
-// ISA. A task is one problem z and a block of at most kRowsPerTask rows. It widens the block's X
+// ISA. A task is one problem z, a block of at most kRowsPerTask rows and a range of output columns
+// (all of them, unless the rows are too few to keep the pool busy: a draft's LM head). It widens the block's X
 // rows to fp32 once, then, per panel of kPanel output columns, widens and lays out that panel of W
 // as [k][kPanel] (a W-wide transpose when W is [n][k]) and runs a register tile of rows × panel
 // vectors over k: each W panel is converted once and reused by every row of the block.
@@ -33,8 +34,9 @@ inline size_t scratch_floats(const projection::ProjectionParams& s) {
 }
 
 struct Kernels {
-  // Rows [r0, r1) of problem z (z = o·inner + i).
-  void (*rows)(const Job& job, int64_t z, int64_t r0, int64_t r1, float* scratch);
+  // Rows [r0, r1) of problem z (z = o·inner + i), output columns [c0, c1) (c0 a multiple of
+  // kPanel; the pass-through tail with the last columns).
+  void (*rows)(const Job& job, int64_t z, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* scratch);
 };
 
 }  // namespace attnbench::cpu::project

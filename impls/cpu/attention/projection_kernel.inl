@@ -62,7 +62,7 @@ inline void tile(const float* xs, int64_t kp, int64_t k, const float* wp, int64_
     for (int c = 0; c < kNC; ++c) S::store(y + r * ldy + (v0 + c) * W, acc[r][c]);
 }
 
-void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, float* scratch) {
+void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, int64_t c_begin, int64_t c_end, float* scratch) {
   const auto& s = job.s;
   const DType t = job.dtype;
   const int64_t o = z / s.inner, i = z % s.inner, nr = r1 - r0, k = s.k;
@@ -74,10 +74,10 @@ void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, float* scratch) {
   const int64_t x0 = o * s.x_outer + i * s.x_inner, y0 = o * s.y_outer + i * s.y_inner;
   for (int64_t r = 0; r < nr; ++r) row_to_f32<S>(at(job.x, t, x0 + (r0 + r) * s.x_row), t, k, kp, xs + r * kp);
   const char* w = at(job.w, t, i * s.w_inner);
-  for (int64_t c0 = 0; c0 < s.n; c0 += kPanel) {
+  for (int64_t c0 = c_begin; c0 < c_end; c0 += kPanel) {
     pack_panel(job, w, c0, wp, tmp);
     for (int64_t v0 = 0; v0 < kNV; v0 += kNC) {
-      if ((c0 + v0 * W) >= s.n) break;
+      if ((c0 + v0 * W) >= c_end) break;
       float* y = ys + c0;
       int64_t r = 0;
       for (; r + kNR <= nr; r += kNR) tile<kNR>(xs + r * kp, kp, k, wp, v0, y + r * np, np);
@@ -85,14 +85,15 @@ void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, float* scratch) {
     }
   }
   const size_t es = dtype_size(t), ys_es = s.y_f32 ? 4 : es;
+  const int64_t cols = c_end - c_begin;
   for (int64_t r = 0; r < nr; ++r) {
     char* yr = static_cast<char*>(job.y) + (y0 + (r0 + r) * s.y_row) * static_cast<int64_t>(ys_es);
     if (s.y_f32) {  // the fp32 sums as they are (pass is 0: the tail would need the storage dtype)
-      std::memcpy(yr, ys + r * np, s.n * sizeof(float));
+      std::memcpy(yr + c_begin * sizeof(float), ys + r * np + c_begin, cols * sizeof(float));
       continue;
     }
-    row_from_f32<S>(ys + r * np, s.n, t, yr);
-    if (s.pass > 0) std::memcpy(yr + s.n * es, at(job.x, t, x0 + (r0 + r) * s.x_row + k), s.pass * es);
+    row_from_f32<S>(ys + r * np + c_begin, cols, t, yr + c_begin * es);
+    if (s.pass > 0 && c_end == s.n) std::memcpy(yr + s.n * es, at(job.x, t, x0 + (r0 + r) * s.x_row + k), s.pass * es);
   }
 }
 

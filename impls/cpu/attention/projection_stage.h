@@ -1,5 +1,6 @@
 // The projection stage on the CPU (reference/attention/projection_common.h): tasks of one problem
-// and up to 64 rows on the backend's pool, the kernel per ISA (projection_kernel.h). W must be
+// and up to 64 rows on the backend's pool (and a range of columns when those are fewer than four
+// tasks a thread: a few rows by many columns, as an LM head over a draft's rows), the kernel per ISA (projection_kernel.h). W must be
 // [n][k] or [k][n] (w_k = 1 or w_n = 1), the two layouts mla's stages use.
 #pragma once
 
@@ -19,6 +20,7 @@ class ProjectionStage {
   const Kernels* kernels_ = nullptr;
   Job job_{};
   int64_t blocks_ = 0;  // row blocks per problem
+  int64_t col_blocks_ = 1, col_block_ = 0;  // column ranges per row block, and their width
   size_t scratch_stride_ = 0;
   BufferPtr scratch_;
 };

@@ -1,0 +1,154 @@
+// jakiro on the CPU (variant "staged"): the draft layer over every forward row of the batch at once,
+// as four projections (projection_stage.h: the experts' gate and up, the router, the experts' down,
+// the LM head) with three row passes between them on the backend's pool (RMSNorm, the SwiGLU
+// activation, the routed mix), then eagle2_tree's CPU stage over the logits. The projections are
+// the time: they read every weight once for all rows (rows ≤ 64 a task) and split the LM head's
+// columns across the pool.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "../attention/projection_stage.h"
+#include "../runtime/cpu_backend.h"
+#include "attnbench/impl.h"
+#include "attnbench/registry.h"
+#include "reference/decoding/jakiro_common.h"
+
+namespace attnbench::cpu {
+namespace {
+
+// Element i of a storage-dtype row, widened; and one rounding back.
+float load_elem(const void* base, DType t, int64_t i) {
+  switch (t) {
+    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(base)[i]);
+    case DType::bf16: return bf16_to_f32(static_cast<const uint16_t*>(base)[i]);
+    default: return static_cast<const float*>(base)[i];
+  }
+}
+void store_elem(void* base, DType t, int64_t i, float v) {
+  switch (t) {
+    case DType::f16: static_cast<uint16_t*>(base)[i] = f32_to_f16(v); break;
+    case DType::bf16: static_cast<uint16_t*>(base)[i] = f32_to_bf16(v); break;
+    default: static_cast<float*>(base)[i] = v;
+  }
+}
+
+class CpuJakiro final : public Impl {
+ public:
+  Support supports(const Case& c, const DeviceLimits& limits) const override {
+    return stage_supports(decoding::jakiro_tree_case(c), "cpu", limits);
+  }
+
+  void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
+    CpuBackend& cpu = as_cpu(backend);
+    pool_ = &cpu.pool();
+    p_ = decoding::jakiro_params(c);
+    t_ = c.dtype;
+    const size_t es = dtype_size(t_), rows = static_cast<size_t>(p_.batch) * p_.forward_rows, d = static_cast<size_t>(p_.hidden);
+    normed_ = cpu.allocator().allocate(rows * d * es, "jakiro.normed");
+    gate_up_ = cpu.allocator().allocate(rows * 4 * d * es, "jakiro.gate_up");
+    act_ = cpu.allocator().allocate(rows * 2 * d * es, "jakiro.act");
+    expert_out_ = cpu.allocator().allocate(rows * 2 * d * es, "jakiro.expert_out");
+    x_ = io["hidden_states"].ptr();
+    g_ = io["norm_weight"].ptr();
+    router_ = io["router_logits"].ptr<float>();
+    features_ = io["features"].ptr();
+    const decoding::JakiroProjections pr = decoding::jakiro_projections(p_);
+    experts_in_.prepare(pr.experts_in, t_, normed_->ptr(), io["w_in"].ptr(), gate_up_->ptr(), nullptr, cpu);
+    router_stage_.prepare(pr.router, t_, normed_->ptr(), io["w_router"].ptr(), router_, nullptr, cpu);
+    experts_out_.prepare(pr.experts_out, t_, act_->ptr(), io["w_down"].ptr(), expert_out_->ptr(), nullptr, cpu);
+    head_.prepare(pr.lm_head, t_, features_, io["lm_head"].ptr(), io["draft_logits"].ptr(), nullptr, cpu);
+    tree_ = prepare_stage(decoding::jakiro_tree_case(c), backend, io);
+  }
+
+  void run() override {
+    norm();
+    experts_in_.run();
+    router_stage_.run();
+    activate();
+    experts_out_.run();
+    mix();
+    head_.run();
+    tree_->run();
+  }
+
+ private:
+  int64_t rows() const { return int64_t{p_.batch} * p_.forward_rows; }
+
+  // n = x·g / sqrt(mean(x²) + ε), rounded to the storage dtype.
+  void norm() {
+    const int64_t d = p_.hidden;
+    pool_->parallel_for(rows(), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        float ms = 0;
+        for (int64_t j = 0; j < d; ++j) {
+          const float x = load_elem(x_, t_, r * d + j);
+          ms += x * x;
+        }
+        const float inv = 1.0f / std::sqrt(ms / static_cast<float>(d) + p_.eps);
+        for (int64_t j = 0; j < d; ++j) store_elem(normed_->ptr(), t_, r * d + j, load_elem(x_, t_, r * d + j) * inv * load_elem(g_, t_, j));
+      }
+    });
+  }
+
+  // act[r, e, j] = silu(gate) · up, rounded.
+  void activate() {
+    const int64_t d = p_.hidden;
+    pool_->parallel_for(rows() * 2, [&](int64_t begin, int64_t end) {
+      for (int64_t re = begin; re < end; ++re) {
+        const int64_t r = re / 2, e = re % 2;
+        for (int64_t j = 0; j < d; ++j) {
+          const float gate = load_elem(gate_up_->ptr(), t_, r * 4 * d + 2 * e * d + j);
+          const float up = load_elem(gate_up_->ptr(), t_, r * 4 * d + (2 * e + 1) * d + j);
+          store_elem(act_->ptr(), t_, re * d + j, gate / (1.0f + std::exp(-gate)) * up);
+        }
+      }
+    });
+  }
+
+  // features: x + w₀E₀ + w₁E₁ at the row's slot; x + w'_hi·E_hi − w'_lo·E_lo at its contrastive slot.
+  void mix() {
+    const int64_t d = p_.hidden, F = p_.forward_rows, S = p_.slots;
+    pool_->parallel_for(rows(), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t b = r / F, q = r % F, s_con = decoding::jakiro_contrastive_slot(p_, q);
+        const float* z = router_ + r * 4;
+        const auto softmax2 = [](float a, float c, float& wa, float& wc) {
+          const float m = std::max(a, c), ea = std::exp(a - m), ec = std::exp(c - m);
+          wa = ea / (ea + ec);
+          wc = ec / (ea + ec);
+        };
+        float w0, w1, w2, w3;
+        softmax2(z[0], z[1], w0, w1);
+        softmax2(z[2], z[3], w2, w3);
+        const int64_t hi = z[2] > z[3] ? 0 : 1, lo = 1 - hi;
+        const float w_hi = hi == 0 ? w2 : w3, w_lo = hi == 0 ? w3 : w2;
+        const void* e = expert_out_->ptr();
+        for (int64_t j = 0; j < d; ++j) {
+          const float x = load_elem(x_, t_, r * d + j);
+          const float e0 = load_elem(e, t_, r * 2 * d + j), e1 = load_elem(e, t_, r * 2 * d + d + j);
+          store_elem(features_, t_, (b * S + q) * d + j, x + (w0 * e0 + w1 * e1));
+          if (s_con >= 0) {
+            const float eh = hi == 0 ? e0 : e1, el = lo == 0 ? e0 : e1;
+            store_elem(features_, t_, (b * S + s_con) * d + j, x + (w_hi * eh - w_lo * el));
+          }
+        }
+      }
+    });
+  }
+
+  ThreadPool* pool_ = nullptr;
+  decoding::JakiroParams p_{};
+  DType t_ = DType::f32;
+  BufferPtr normed_, gate_up_, act_, expert_out_;
+  const void *x_ = nullptr, *g_ = nullptr;
+  float* router_ = nullptr;
+  void* features_ = nullptr;
+  project::ProjectionStage experts_in_, router_stage_, experts_out_, head_;
+  std::unique_ptr<Impl> tree_;
+};
+
+}  // namespace
+}  // namespace attnbench::cpu
+
+ATTNBENCH_IMPL(attnbench::cpu::CpuJakiro, "jakiro", "cpu", "staged");
