@@ -112,6 +112,7 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
       alignas(64) float sg[BC];
       if (s.signed_weights) split_signs(row, sg, BC);
       apply_mask(mask, row, BC);
+      if (s.tree_mask) apply_tree_mask(P, sp, rr, jb, BC, row);
       V x[BC / 16];
       V mv = S::set1(-INFINITY);
       for (int c = 0; c < BC / 16; ++c) {
@@ -119,6 +120,10 @@ void attend_many(const Problem& P, const Packed& pk, int64_t b, int64_t g, int64
         mv = S::max(mv, x[c]);
       }
       const float m_new = std::max(sc.m[rr], S::hmax(mv));
+      if (m_new == -INFINITY) {  // a tree row's block of other branches, nothing seen before it
+        std::fill(prow, prow + BC, uint16_t{0});
+        continue;
+      }
       // The running max rarely moves after the first blocks: no exp, no rescale when it stays.
       const float alpha = m_new > sc.m[rr] ? std::exp(sc.m[rr] - m_new) : 1.0f;  // 0 when m was −inf
       const V mb = S::set1(m_new);

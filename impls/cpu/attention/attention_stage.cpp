@@ -93,8 +93,7 @@ void AttentionStage::prepare(const attention::AttentionParams& s, DType dtype, c
   // bf16 tasks of many rows on the tiles; decode (few rows) stays bound by reading K and V. The
   // tiles' packing takes V as wide as K, in its own rows.
   amx_ = cpu.amx() && dtype == DType::bf16 && rows_ > kDirectRows && s.v_head_dim == s.head_dim && s.v_stride == s.head_dim &&
-         !rope_fused_ && !s.key_index && !s.key_bias &&
-         !s.tree_mask;
+         !rope_fused_ && !s.key_index && !s.key_bias;
   if (amx_) {
     packed_ = amx::packed_shape(s);
     packed_k_ = cpu.allocator().allocate(amx::k_elements(packed_) * 2, "attention.amx_k");
