@@ -479,6 +479,24 @@ class TreeVerify final : public Method {
     return q;
   }
 
+  // The target's attention over the same tree (tree_decode draws it from the same parents stream
+  // and seed): the forward step a verification follows, at Llama-3-8B's heads over a 1024-token
+  // prefix in bf16, so a row shows what verifying costs beside the attention it waits on.
+  std::vector<RelatedCase> companions(const Case& c) const override {
+    const TreeVerifyParams s = tree_verify_params(c);
+    if (c.i64("draws") > 0 || s.batch > 4096) return {};  // distribution mode; past tree_decode's batches
+    return {RelatedCase{"target_attention", "tree_decode", "decode",
+                        {{"batch", Value(int64_t{s.batch})},
+                         {"q_heads", Value(int64_t{32})},
+                         {"kv_heads", Value(int64_t{8})},
+                         {"head_dim", Value(int64_t{128})},
+                         {"nodes", Value(int64_t{s.nodes})},
+                         {"prefix", Value(int64_t{1024})},
+                         {"max_depth", Value(int64_t{s.max_depth})},
+                         {"shape", Value(c.str("shape"))}},
+                        DType::bf16}};
+  }
+
   // Chain verification of as many drafts (speculative_sampling, at most 64), on the same backend.
   std::optional<RelatedCase> baseline(const Case& c) const override {
     const TreeVerifyParams s = tree_verify_params(c);
