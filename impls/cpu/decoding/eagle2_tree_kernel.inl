@@ -44,7 +44,7 @@ struct Best {
 }  // namespace
 
 void row_topk(const float* z, int64_t vocab, int32_t k, int32_t* tokens, float* ell) {
-  Best best;
+  Best best{};  // zeroed: GCC cannot see that k ≥ 1 fills z[0] before it is read
   best.k = k;
   int64_t x = 0;
   for (; x < vocab && best.n < k; ++x) best.offer(z[x], static_cast<int32_t>(x));  // the list filled (even with −inf)

@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kThreads) evict_kernel(const Args a) {
   __syncthreads();
   for (int half = kThreads / 2; half > 0; half /= 2) {
     const int o = threadIdx.x + half;
-    if (threadIdx.x < half && best_slot[o] >= 0 &&
+    if (static_cast<int>(threadIdx.x) < half && best_slot[o] >= 0 &&
         (best_slot[threadIdx.x] < 0 || kvcomp::step_evicts_first(best_key[o], best_pos[o], best_key[threadIdx.x], best_pos[threadIdx.x]))) {
       best_key[threadIdx.x] = best_key[o];
       best_pos[threadIdx.x] = best_pos[o];
