@@ -104,10 +104,6 @@ namespace {
 constexpr double kZipfExponent = 1.1;      // token frequency ∝ (rank + 1)^-1.1
 constexpr double kDraftSpread = 2.0;       // standard deviation of a logit's token-specific part
 constexpr double kTargetNoise = 1.0;       // the target's departure from the draft (standard deviation)
-constexpr double kSqrt3 = 1.7320508075688772;
-
-// A centred uniform of variance 1 from an fp64 input uniform.
-double unit_uniform(double u) { return kSqrt3 * (2.0 * u - 1.0); }
 
 // Tokens in order of frequency rank: a uniform key per token ("frspec.rank"), ties by index.
 std::vector<int64_t> frequency_order(uint64_t seed, int64_t vocab) {

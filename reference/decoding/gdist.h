@@ -60,4 +60,8 @@ std::vector<double> draft_for(DraftRelation rel, DistShape shape, const std::vec
 // speculative_sampling and tree_verify.
 int64_t inverse_cdf_token(const std::vector<double>& q, double u);
 
+// A centred uniform of variance 1 from an fp64 input uniform u ∈ [0, 1): √3·(2u − 1), the synthetic
+// weights' and hidden states' draw (frspec, jakiro).
+inline double unit_uniform(double u) { return 1.7320508075688772 * (2.0 * u - 1.0); }
+
 }  // namespace attnbench::decoding

@@ -72,6 +72,7 @@
 #include "attnbench/rng.h"
 #include "attnbench/thread_pool.h"
 #include "eagle2_common.h"
+#include "gdist.h"
 #include "jakiro_common.h"
 #include "tree_build.h"
 
@@ -130,9 +131,6 @@ Case jakiro_tree_case(const Case& c) {
 
 // Named, not anonymous: unity batches put other spec files' helpers beside these.
 namespace jakiro_ref {
-
-constexpr double kSqrt3 = 1.7320508075688772;
-double centered(double u) { return kSqrt3 * (2.0 * u - 1.0); }  // variance 1
 
 // One forward row's values: fp64, or the fp32 baseline rounding where the impls round.
 struct Row {
@@ -245,8 +243,6 @@ RowSelection calm_trees(const std::vector<char>& event, bool& all_events) {
 
 namespace {
 
-using jakiro_ref::centered;
-
 class Jakiro final : public Method {
  public:
   Jakiro() {
@@ -286,7 +282,7 @@ class Jakiro final : public Method {
     const int64_t d = p.hidden, V = p.vocab, B = p.batch, F = p.forward_rows;
     const double sd = 1.0 / std::sqrt(static_cast<double>(d));
     TensorMap in;
-    // A tensor of uniforms: element i = scale·centered(u_i) + offset, stream = the tensor's name.
+    // A tensor of uniforms: element i = scale·unit_uniform(u_i) + offset, stream = the tensor's name.
     const auto uniform = [&](const char* name, Shape shape, double scale, double offset, bool centre) {
       HostTensor t(name, c.dtype, shape);
       const PhiloxStream u(c.seed, name, kDomainInputs);
@@ -294,7 +290,7 @@ class Jakiro final : public Method {
       harness_pool().parallel_for(n, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
           const double v = u.uniform_f64(static_cast<uint64_t>(i));
-          t.set(i, offset + scale * (centre ? centered(v) : v));
+          t.set(i, offset + scale * (centre ? unit_uniform(v) : v));
         }
       }, 65536);
       in.emplace(name, std::move(t));

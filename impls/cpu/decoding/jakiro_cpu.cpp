@@ -10,28 +10,13 @@
 
 #include "../attention/projection_stage.h"
 #include "../runtime/cpu_backend.h"
+#include "../runtime/elements.h"
 #include "attnbench/impl.h"
 #include "attnbench/registry.h"
 #include "reference/decoding/jakiro_common.h"
 
 namespace attnbench::cpu {
 namespace {
-
-// Element i of a storage-dtype row, widened; and one rounding back.
-float load_elem(const void* base, DType t, int64_t i) {
-  switch (t) {
-    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(base)[i]);
-    case DType::bf16: return bf16_to_f32(static_cast<const uint16_t*>(base)[i]);
-    default: return static_cast<const float*>(base)[i];
-  }
-}
-void store_elem(void* base, DType t, int64_t i, float v) {
-  switch (t) {
-    case DType::f16: static_cast<uint16_t*>(base)[i] = f32_to_f16(v); break;
-    case DType::bf16: static_cast<uint16_t*>(base)[i] = f32_to_bf16(v); break;
-    default: static_cast<float*>(base)[i] = v;
-  }
-}
 
 class CpuJakiro final : public Impl {
  public:
@@ -82,11 +67,11 @@ class CpuJakiro final : public Impl {
       for (int64_t r = begin; r < end; ++r) {
         float ms = 0;
         for (int64_t j = 0; j < d; ++j) {
-          const float x = load_elem(x_, t_, r * d + j);
+          const float x = element_f32(x_, t_, r * d + j);
           ms += x * x;
         }
         const float inv = 1.0f / std::sqrt(ms / static_cast<float>(d) + p_.eps);
-        for (int64_t j = 0; j < d; ++j) store_elem(normed_->ptr(), t_, r * d + j, load_elem(x_, t_, r * d + j) * inv * load_elem(g_, t_, j));
+        for (int64_t j = 0; j < d; ++j) set_element(normed_->ptr(), t_, r * d + j, element_f32(x_, t_, r * d + j) * inv * element_f32(g_, t_, j));
       }
     });
   }
@@ -98,9 +83,9 @@ class CpuJakiro final : public Impl {
       for (int64_t re = begin; re < end; ++re) {
         const int64_t r = re / 2, e = re % 2;
         for (int64_t j = 0; j < d; ++j) {
-          const float gate = load_elem(gate_up_->ptr(), t_, r * 4 * d + 2 * e * d + j);
-          const float up = load_elem(gate_up_->ptr(), t_, r * 4 * d + (2 * e + 1) * d + j);
-          store_elem(act_->ptr(), t_, re * d + j, gate / (1.0f + std::exp(-gate)) * up);
+          const float gate = element_f32(gate_up_->ptr(), t_, r * 4 * d + 2 * e * d + j);
+          const float up = element_f32(gate_up_->ptr(), t_, r * 4 * d + (2 * e + 1) * d + j);
+          set_element(act_->ptr(), t_, re * d + j, gate / (1.0f + std::exp(-gate)) * up);
         }
       }
     });
@@ -125,12 +110,12 @@ class CpuJakiro final : public Impl {
         const float w_hi = hi == 0 ? w2 : w3, w_lo = hi == 0 ? w3 : w2;
         const void* e = expert_out_->ptr();
         for (int64_t j = 0; j < d; ++j) {
-          const float x = load_elem(x_, t_, r * d + j);
-          const float e0 = load_elem(e, t_, r * 2 * d + j), e1 = load_elem(e, t_, r * 2 * d + d + j);
-          store_elem(features_, t_, (b * S + q) * d + j, x + (w0 * e0 + w1 * e1));
+          const float x = element_f32(x_, t_, r * d + j);
+          const float e0 = element_f32(e, t_, r * 2 * d + j), e1 = element_f32(e, t_, r * 2 * d + d + j);
+          set_element(features_, t_, (b * S + q) * d + j, x + (w0 * e0 + w1 * e1));
           if (s_con >= 0) {
             const float eh = hi == 0 ? e0 : e1, el = lo == 0 ? e0 : e1;
-            store_elem(features_, t_, (b * S + s_con) * d + j, x + (w_hi * eh - w_lo * el));
+            set_element(features_, t_, (b * S + s_con) * d + j, x + (w_hi * eh - w_lo * el));
           }
         }
       }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "../runtime/elements.h"
+
 namespace attnbench::cpu::kv {
 
 void select_row(const kvcomp::SelectionParams& s, const float* scores, const int32_t* row_budget, int64_t row,
@@ -54,19 +56,6 @@ void gather_row(const kvcomp::SelectionParams& s, const int32_t* kept_idx, const
   }
   std::memset(to + n * bytes, 0, (s.capacity - n) * bytes);
 }
-
-namespace {
-
-// Element i of a row in its storage dtype, as fp32 (exact for f32, f16 and bf16).
-float element_f32(const void* row, DType dtype, int64_t i) {
-  switch (dtype) {
-    case DType::f32: return static_cast<const float*>(row)[i];
-    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(row)[i]);
-    default: return bf16_to_f32(static_cast<const uint16_t*>(row)[i]);
-  }
-}
-
-}  // namespace
 
 float cache_cosine(const void* q, const void* q_cached, DType dtype, int64_t n) {
   float dot = 0, na = 0, nb = 0;
