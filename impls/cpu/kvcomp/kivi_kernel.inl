@@ -104,10 +104,21 @@ inline void block_scores(const Problem& P, const Scratch& sc, int64_t bh, int64_
         _mm_prefetch(reinterpret_cast<const char*>(kmin + c * groups_per_row + g0 + per_line), _MM_HINT_T0);
       }
     const bool f16 = P.dtype == DType::f16;
-    for (int64_t gi = 0; gi < ng; ++gi)
+    for (int64_t gi = 0; gi < ng; gi += 2)  // two groups a gather where the block has them
       for (int64_t c = 0; c < D; c += W) {
-        S::store(sc.ksc + gi * D + c, S::load_half_strided(kscale + c * groups_per_row + g0 + gi, groups_per_row, f16));
-        S::store(sc.kmn + gi * D + c, S::load_half_strided(kmin + c * groups_per_row + g0 + gi, groups_per_row, f16));
+        const int64_t at = c * groups_per_row + g0 + gi;
+        if (gi + 1 < ng) {
+          V a, b;
+          S::load_half_pairs_strided(kscale + at, groups_per_row, f16, a, b);
+          S::store(sc.ksc + gi * D + c, a);
+          S::store(sc.ksc + (gi + 1) * D + c, b);
+          S::load_half_pairs_strided(kmin + at, groups_per_row, f16, a, b);
+          S::store(sc.kmn + gi * D + c, a);
+          S::store(sc.kmn + (gi + 1) * D + c, b);
+        } else {
+          S::store(sc.ksc + gi * D + c, S::load_half_strided(kscale + at, groups_per_row, f16));
+          S::store(sc.kmn + gi * D + c, S::load_half_strided(kmin + at, groups_per_row, f16));
+        }
       }
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t gi = 0; gi < ng; ++gi) sc.mt[r * (kb / G) + gi] = dot(sc.q + r * D, sc.kmn + gi * D, D);
@@ -192,14 +203,16 @@ inline void block_values(const Problem& P, const Scratch& sc, float* o, int64_t 
       prefetch_lines(static_cast<const char*>(P.v_scale) + (tok0 + 2 * kb) * groups * es, ahead * groups * es);
       prefetch_lines(static_cast<const char*>(P.v_min) + (tok0 + 2 * kb) * groups * es, ahead * groups * es);
     }
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t g = 0; g < groups; ++g) {
-        sc.vsc[g * kb + j] = scalar_f32(P.v_scale, P.dtype, (tok0 + j) * groups + g);
-        sc.vmn[g * kb + j] = scalar_f32(P.v_min, P.dtype, (tok0 + j) * groups + g);
-      }
-    for (int64_t g = 0; g < groups; ++g) {
-      std::fill(sc.vsc + g * kb + n, sc.vsc + g * kb + nv * W, 0.0f);  // the scores past n are 0 already
-      std::fill(sc.vmn + g * kb + n, sc.vmn + g * kb + nv * W, 0.0f);
+    if (groups <= 4) {  // each token's scales and minima, a run per channel group (zeros past n; P is 0 there already)
+      const bool f16 = P.dtype == DType::f16;
+      S::halves_by_group(static_cast<const uint16_t*>(P.v_scale) + tok0 * groups, n, groups, f16, sc.vsc, kb);
+      S::halves_by_group(static_cast<const uint16_t*>(P.v_min) + tok0 * groups, n, groups, f16, sc.vmn, kb);
+    } else {
+      for (int64_t j = 0; j < nv * W; ++j)
+        for (int64_t g = 0; g < groups; ++g) {
+          sc.vsc[g * kb + j] = j < n ? scalar_f32(P.v_scale, P.dtype, (tok0 + j) * groups + g) : 0.0f;
+          sc.vmn[g * kb + j] = j < n ? scalar_f32(P.v_min, P.dtype, (tok0 + j) * groups + g) : 0.0f;
+        }
     }
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t g = 0; g < groups; ++g) {

@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+#include <cstring>
+
 #include <cstdint>
 
 namespace attnbench::cpu {
@@ -76,6 +78,36 @@ struct Avx2 {
     if (!f16) return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
     const __m256i lo = _mm256_and_si256(w, _mm256_set1_epi32(0xffff));
     return _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1)));
+  }
+  // Both 16-bit floats of the 32-bit words at p, p + stride, ...: the first halves into `first`,
+  // the second into `second` (two adjacent groups' scales in one gather).
+  static void load_half_pairs_strided(const uint16_t* p, int64_t stride, bool f16, V& first, V& second) {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(2 * stride)));
+    const __m256i w = _mm256_i32gather_epi32(reinterpret_cast<const int*>(p), idx, 1);
+    if (!f16) {
+      first = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+      second = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+      return;
+    }
+    const auto widen = [](__m256i lo) {
+      return _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1)));
+    };
+    first = widen(_mm256_and_si256(w, _mm256_set1_epi32(0xffff)));
+    second = widen(_mm256_srli_epi32(w, 16));
+  }
+  // dst[g·ld + j] = src[j·groups + g] as fp32 for j < n, 16-bit floats in rows of `groups` (at
+  // most 4) turned into a run per group; writes through n rounded up to W, zeros past n.
+  static void halves_by_group(const uint16_t* src, int64_t n, int64_t groups, bool f16, float* dst, int64_t ld) {
+    for (int64_t g = 0; g < groups; ++g) {
+      int64_t j = 0;
+      for (; j + W <= n; j += W) _mm256_storeu_ps(dst + g * ld + j, load_half_strided(src + j * groups + g, groups, f16));
+      if (j < n) {  // the last gather would read past the rows: the tail through memory
+        alignas(32) uint16_t tail[W] = {};
+        for (int64_t k = j; k < n; ++k) tail[k - j] = src[k * groups + g];
+        const __m128i h = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
+        _mm256_storeu_ps(dst + g * ld + j, f16 ? _mm256_cvtph_ps(h) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+      }
+    }
   }
   // Codes first .. first + W − 1 of BITS bits (2 or 4) packed in 32-bit words (code i of a word in
   // bits [i·BITS, (i + 1)·BITS)), as floats; first a multiple of W. Reads only the word they sit in.

@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include <cstdint>
 
 namespace attnbench::cpu {
@@ -64,6 +66,44 @@ struct Avx512 {
     const __m512i w = _mm512_i32gather_epi32(idx, p, 1);
     if (f16) return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(w));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  }
+  // Both 16-bit floats of the 32-bit words at p, p + stride, ...: the first halves into `first`,
+  // the second into `second` (two adjacent groups' scales in one gather).
+  static void load_half_pairs_strided(const uint16_t* p, int64_t stride, bool f16, V& first, V& second) {
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(static_cast<int>(2 * stride)));
+    const __m512i w = _mm512_i32gather_epi32(idx, p, 1);
+    if (f16) {
+      first = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(w));
+      second = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(w, 16)));
+    } else {
+      first = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+      second = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+    }
+  }
+  // dst[g·ld + j] = src[j·groups + g] as fp32 for j < n, 16-bit floats in rows of `groups` (at
+  // most 4) turned into a run per group; writes through n rounded up to W, zeros past n. (One
+  // two-source word permute per group and 16 tokens.)
+  static void halves_by_group(const uint16_t* src, int64_t n, int64_t groups, bool f16, float* dst, int64_t ld) {
+    __m512i idx[4];
+    for (int64_t g = 0; g < groups; ++g)
+      idx[g] = _mm512_add_epi16(_mm512_set1_epi16(static_cast<short>(g)),
+                                _mm512_mullo_epi16(_mm512_set1_epi16(static_cast<short>(groups)),
+                                                   _mm512_setr_epi32(0x00010000, 0x00030002, 0x00050004, 0x00070006, 0x00090008,
+                                                                     0x000B000A, 0x000D000C, 0x000F000E, 0x00010000, 0x00030002,
+                                                                     0x00050004, 0x00070006, 0x00090008, 0x000B000A, 0x000D000C,
+                                                                     0x000F000E)));
+    for (int64_t j = 0; j < n; j += 16) {
+      const int64_t m = std::min<int64_t>(16, n - j) * groups;  // halves of this step, at most 64
+      const auto mask = [](int64_t k) { return static_cast<__mmask32>(k >= 32 ? 0xFFFFFFFFu : (1u << k) - 1); };
+      const __m512i lo = _mm512_maskz_loadu_epi16(mask(m), src + j * groups);
+      const __m512i hi = m > 32 ? _mm512_maskz_loadu_epi16(mask(m - 32), src + j * groups + 32) : _mm512_setzero_si512();
+      for (int64_t g = 0; g < groups; ++g) {
+        const __m256i h = _mm512_castsi512_si256(_mm512_permutex2var_epi16(lo, idx[g], hi));
+        const V f = f16 ? _mm512_cvtph_ps(h) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+        _mm512_storeu_ps(dst + g * ld + j, f);
+      }
+    }
   }
   // Codes first .. first + W − 1 of BITS bits (2 or 4) packed in 32-bit words (code i of a word in
   // bits [i·BITS, (i + 1)·BITS)), as floats; first a multiple of W. Reads only the words they sit in.
