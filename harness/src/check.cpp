@@ -139,6 +139,8 @@ double tol_floor(DType t, double max_abs_ref) {
   return 2.0 * dtype_unit_roundoff(t) * std::max(max_abs_ref, std::numeric_limits<double>::min());
 }
 
+double tol_gate(DType t, double baseline_err, double max_abs_ref) { return 2.0 * baseline_err + tol_floor(t, max_abs_ref); }
+
 double max_abs_diff(const HostTensor& ref, const HostTensor& other, const RowSelection& sel) {
   double err = 0;
   sel.for_each(ref.numel(), [&](int64_t i) {
@@ -187,7 +189,7 @@ OutputCheck check_tol(const OutputDecl& d, const HostTensor& ref, const HostTens
     dot += a * b;
   });
   const double floor = tol_floor(d.dtype, max_ref);
-  const double gate = 2.0 * baseline_err + floor;
+  const double gate = tol_gate(d.dtype, baseline_err, max_ref);
   OutputCheck o{d.name, d.cls, true, "", Json::object()};
   o.metrics["max_abs"] = max_abs;
   o.metrics["gate"] = gate;

@@ -165,21 +165,15 @@ Row forward_row(const TensorMap& in, int64_t b, int64_t q, const JakiroParams& p
     }
   for (int64_t ex = 0; ex < 2; ++ex)
     for (int64_t j = 0; j < d; ++j) e[ex * d + j] = store(dot(in.at("w_down"), ex * d + j, act, ex * d));
-  const auto softmax2 = [](T a, T c) {
-    const T m = std::max(a, c), ea = std::exp(a - m), ec = std::exp(c - m);
-    return std::pair<T, T>{ea / (ea + ec), ec / (ea + ec)};
-  };
-  const T r0 = static_cast<T>(out.router[0]), r1 = static_cast<T>(out.router[1]);
-  const T r2 = static_cast<T>(out.router[2]), r3 = static_cast<T>(out.router[3]);
-  const auto [w0, w1] = softmax2(r0, r1);
-  const auto [w2, w3] = softmax2(r2, r3);
-  const int64_t hi = r2 > r3 ? 0 : 1, lo = 1 - hi;
-  const T w_hi = hi == 0 ? w2 : w3, w_lo = hi == 0 ? w3 : w2;
+  const T z[4] = {static_cast<T>(out.router[0]), static_cast<T>(out.router[1]), static_cast<T>(out.router[2]),
+                  static_cast<T>(out.router[3])};
+  const JakiroRoute<T> route = jakiro_route(z, [](T x) { return std::exp(x); });
+  const int64_t hi = route.hi, lo = 1 - hi;
   out.moe.resize(d);
   out.con.resize(d);
   for (int64_t j = 0; j < d; ++j) {
-    out.moe[j] = store(x[j] + (w0 * e[j] + w1 * e[d + j]));
-    out.con[j] = store(x[j] + (w_hi * e[hi * d + j] - w_lo * e[lo * d + j]));
+    out.moe[j] = store(x[j] + (route.w0 * e[j] + route.w1 * e[d + j]));
+    out.con[j] = store(x[j] + (route.w_hi * e[hi * d + j] - route.w_lo * e[lo * d + j]));
   }
   return out;
 }
@@ -438,7 +432,7 @@ class Jakiro final : public Method {
   static double router_gate(const HostTensor& router, double baseline_err) {
     double m = 0;
     for (int64_t i = 0; i < router.numel(); ++i) m = std::max(m, std::fabs(router.get(i)));
-    return 2.0 * baseline_err + tol_floor(DType::f32, m);
+    return tol_gate(DType::f32, baseline_err, m);
   }
 
   MethodInfo info_{.name = "jakiro",

@@ -49,6 +49,25 @@ ATTNBENCH_HD inline int64_t jakiro_contrastive_slot(const JakiroParams& p, int64
   return p.contrastive && q >= p.forward_rows - p.top_k ? q + p.top_k : -1;
 }
 
+// A forward row's routing from its router logits z (jakiro.cpp's header): w = softmax(z₀, z₁)
+// mixes the experts, w' = softmax(z₂, z₃) weighs the contrast, hi = 0 if z₂ > z₃ else 1 (a tie makes
+// expert 1 hi, as the authors' torch.where does). Each softmax max-subtracted, with an accurate
+// exp and IEEE division; T double in the reference, float in the baseline and every impl; `exp`
+// the caller's (std::exp on the host, expf on a GPU).
+template <typename T>
+struct JakiroRoute {
+  T w0, w1, w_hi, w_lo;
+  int hi;  // the expert whose output the contrast adds (the other's it subtracts)
+};
+template <typename T, typename Exp>
+ATTNBENCH_HD inline JakiroRoute<T> jakiro_route(const T* z, Exp exp) {
+  const T m01 = z[0] > z[1] ? z[0] : z[1], e0 = exp(z[0] - m01), e1 = exp(z[1] - m01);
+  const T m23 = z[2] > z[3] ? z[2] : z[3], e2 = exp(z[2] - m23), e3 = exp(z[3] - m23);
+  const T w2 = e2 / (e2 + e3), w3 = e3 / (e2 + e3);
+  const int hi = z[2] > z[3] ? 0 : 1;
+  return {e0 / (e0 + e1), e1 / (e0 + e1), hi == 0 ? w2 : w3, hi == 0 ? w3 : w2, hi};
+}
+
 }  // namespace attnbench::decoding
 #endif  // __cplusplus
 #endif

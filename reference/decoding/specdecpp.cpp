@@ -182,7 +182,7 @@ class SpecDecPP final : public Method {
     const double base_err = max_abs_diff(prob, prob32);
     double max_a = 0;
     for (int64_t n = 0; n < B * K; ++n) max_a = std::max(max_a, std::abs(prob.get(n)));
-    const double tol = 2 * base_err + tol_floor(DType::f32, max_a);
+    const double tol = tol_gate(DType::f32, base_err, max_a);
     const double gamma = s.threshold;
     HostTensor len("draft_len", DType::i32, {B}), edge("stop_boundary", DType::i32, {B});
     std::vector<int64_t> lengths(static_cast<size_t>(B));

@@ -68,6 +68,9 @@ OutputCheck check_tol(const OutputDecl& d, const HostTensor& ref, const HostTens
                       const RowSelection& sel = {});
 // The floor of the TOL gate for an output of dtype t whose largest reference magnitude is m.
 double tol_floor(DType t, double max_abs_ref);
+// The TOL gate itself, 2·baseline_err + tol_floor: what check_tol admits, and what a reference
+// that marks decisions within the gate (boundary events) must use to stay in step with it.
+double tol_gate(DType t, double baseline_err, double max_abs_ref);
 
 // EXACT: equal values within the declared extent (lengths from `got`).
 OutputCheck check_exact(const OutputDecl& d, const HostTensor& ref, const HostTensor& got, const HostTensor* lengths);

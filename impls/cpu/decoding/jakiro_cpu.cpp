@@ -98,24 +98,16 @@ class CpuJakiro final : public Impl {
       for (int64_t r = begin; r < end; ++r) {
         const int64_t b = r / F, q = r % F, s_con = decoding::jakiro_contrastive_slot(p_, q);
         const float* z = router_ + r * 4;
-        const auto softmax2 = [](float a, float c, float& wa, float& wc) {
-          const float m = std::max(a, c), ea = std::exp(a - m), ec = std::exp(c - m);
-          wa = ea / (ea + ec);
-          wc = ec / (ea + ec);
-        };
-        float w0, w1, w2, w3;
-        softmax2(z[0], z[1], w0, w1);
-        softmax2(z[2], z[3], w2, w3);
-        const int64_t hi = z[2] > z[3] ? 0 : 1, lo = 1 - hi;
-        const float w_hi = hi == 0 ? w2 : w3, w_lo = hi == 0 ? w3 : w2;
+        const auto w = decoding::jakiro_route(z, [](float x) { return std::exp(x); });
+        const int64_t hi = w.hi, lo = 1 - hi;
         const void* e = expert_out_->ptr();
         for (int64_t j = 0; j < d; ++j) {
           const float x = element_f32(x_, t_, r * d + j);
           const float e0 = element_f32(e, t_, r * 2 * d + j), e1 = element_f32(e, t_, r * 2 * d + d + j);
-          set_element(features_, t_, (b * S + q) * d + j, x + (w0 * e0 + w1 * e1));
+          set_element(features_, t_, (b * S + q) * d + j, x + (w.w0 * e0 + w.w1 * e1));
           if (s_con >= 0) {
             const float eh = hi == 0 ? e0 : e1, el = lo == 0 ? e0 : e1;
-            set_element(features_, t_, (b * S + s_con) * d + j, x + (w_hi * eh - w_lo * el));
+            set_element(features_, t_, (b * S + s_con) * d + j, x + (w.w_hi * eh - w.w_lo * el));
           }
         }
       }

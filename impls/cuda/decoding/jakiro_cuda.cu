@@ -4,8 +4,8 @@
 //   norm      Σx² per thread in order, each warp's shuffle tree, then the warps' sums in order
 //             (one order: the same bits every run); inv = 1/sqrtf(Σ/d + ε) (IEEE, no fast math)
 //   activate  act = gate/(1 + expf(−gate))·up, both experts' d columns
-//   mix       the two softmaxes of two (expf), x + (w₀E₀ + w₁E₁) at the row's slot and, for the
-//             last k rows, x + (w_hi·E_hi − w_lo·E_lo) at its contrastive slot
+//   mix       the routing (jakiro_common.h jakiro_route, with expf), x + (w₀E₀ + w₁E₁) at the
+//             row's slot and, for the last k rows, x + (w_hi·E_hi − w_lo·E_lo) at its contrastive slot
 // The storage type is a runtime switch (uniform per launch): one instance per pass, and these
 // passes are a small share of the projections' traffic.
 #include "../attention/kernel_common.cuh"
@@ -14,22 +14,6 @@
 namespace attnbench::cuda::jakiro {
 namespace {
 
-__device__ __forceinline__ float jakiro_load(const void* p, attn::Elem e, int64_t i) {
-  switch (e) {
-    case attn::Elem::f16: return attn::to_f32(static_cast<const __half*>(p)[i]);
-    case attn::Elem::bf16: return attn::to_f32(static_cast<const __nv_bfloat16*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
-
-__device__ __forceinline__ void jakiro_store(void* p, attn::Elem e, int64_t i, float v) {
-  switch (e) {
-    case attn::Elem::f16: static_cast<__half*>(p)[i] = attn::from_f32<__half>(v); break;
-    case attn::Elem::bf16: static_cast<__nv_bfloat16*>(p)[i] = attn::from_f32<__nv_bfloat16>(v); break;
-    default: static_cast<float*>(p)[i] = v;
-  }
-}
-
 __global__ void __launch_bounds__(kRowThreads) norm_kernel(const Params p) {
   constexpr int kWarps = kRowThreads / 32;
   __shared__ float partial[kWarps];
@@ -37,7 +21,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_kernel(const Params p) {
   const int tid = static_cast<int>(threadIdx.x);
   float ms = 0.0f;
   for (int64_t j = tid; j < d; j += kRowThreads) {
-    const float x = jakiro_load(p.x, p.elem, base + j);
+    const float x = attn::load_elem(p.x, p.elem, base + j);
     ms = fmaf(x, x, ms);
   }
   ms = warp_sum(ms);
@@ -47,40 +31,30 @@ __global__ void __launch_bounds__(kRowThreads) norm_kernel(const Params p) {
   for (int w = 1; w < kWarps; ++w) ms += partial[w];
   const float inv = 1.0f / sqrtf(ms / static_cast<float>(d) + p.s.eps);
   for (int64_t j = tid; j < d; j += kRowThreads)
-    jakiro_store(p.normed, p.elem, base + j, jakiro_load(p.x, p.elem, base + j) * inv * jakiro_load(p.g, p.elem, j));
+    attn::store_elem(p.normed, p.elem, base + j, attn::load_elem(p.x, p.elem, base + j) * inv * attn::load_elem(p.g, p.elem, j));
 }
 
 __global__ void __launch_bounds__(kRowThreads) activate_kernel(const Params p) {
   const int64_t d = p.s.hidden, r = blockIdx.x;
   for (int64_t i = threadIdx.x; i < 2 * d; i += kRowThreads) {
     const int64_t e = i / d, j = i - e * d, in = r * 4 * d + 2 * e * d + j;
-    const float gate = jakiro_load(p.gate_up, p.elem, in), up = jakiro_load(p.gate_up, p.elem, in + d);
-    jakiro_store(p.act, p.elem, r * 2 * d + i, gate / (1.0f + expf(-gate)) * up);
+    const float gate = attn::load_elem(p.gate_up, p.elem, in), up = attn::load_elem(p.gate_up, p.elem, in + d);
+    attn::store_elem(p.act, p.elem, r * 2 * d + i, gate / (1.0f + expf(-gate)) * up);
   }
-}
-
-// w = softmax(a, c), as the spec's: max-subtracted, accurate expf, IEEE division.
-__device__ __forceinline__ void softmax2(float a, float c, float& wa, float& wc) {
-  const float m = fmaxf(a, c), ea = expf(a - m), ec = expf(c - m);
-  wa = ea / (ea + ec);
-  wc = ec / (ea + ec);
 }
 
 __global__ void __launch_bounds__(kRowThreads) mix_kernel(const Params p) {
   const int64_t d = p.s.hidden, F = p.s.forward_rows, S = p.s.slots, r = blockIdx.x;
   const int64_t b = r / F, q = r - b * F, s_con = decoding::jakiro_contrastive_slot(p.s, q);
   const float* z = p.router + r * 4;
-  float w0, w1, w2, w3;
-  softmax2(z[0], z[1], w0, w1);
-  softmax2(z[2], z[3], w2, w3);
-  const bool hi0 = z[2] > z[3];  // hi = expert 0, else expert 1 (a tie too)
-  const float w_hi = hi0 ? w2 : w3, w_lo = hi0 ? w3 : w2;
+  const auto w = decoding::jakiro_route(z, [](float x) { return expf(x); });  // accurate expf: the spec's
+  const bool hi0 = w.hi == 0;
   const int64_t in = r * d, e_row = r * 2 * d, moe = (b * S + q) * d, con = (b * S + s_con) * d;
   for (int64_t j = threadIdx.x; j < d; j += kRowThreads) {
-    const float x = jakiro_load(p.x, p.elem, in + j);
-    const float e0 = jakiro_load(p.expert_out, p.elem, e_row + j), e1 = jakiro_load(p.expert_out, p.elem, e_row + d + j);
-    jakiro_store(p.features, p.elem, moe + j, x + (w0 * e0 + w1 * e1));
-    if (s_con >= 0) jakiro_store(p.features, p.elem, con + j, x + (w_hi * (hi0 ? e0 : e1) - w_lo * (hi0 ? e1 : e0)));
+    const float x = attn::load_elem(p.x, p.elem, in + j);
+    const float e0 = attn::load_elem(p.expert_out, p.elem, e_row + j), e1 = attn::load_elem(p.expert_out, p.elem, e_row + d + j);
+    attn::store_elem(p.features, p.elem, moe + j, x + (w.w0 * e0 + w.w1 * e1));
+    if (s_con >= 0) attn::store_elem(p.features, p.elem, con + j, x + (w.w_hi * (hi0 ? e0 : e1) - w.w_lo * (hi0 ? e1 : e0)));
   }
 }
 
