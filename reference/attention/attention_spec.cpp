@@ -179,14 +179,9 @@ void AttentionSpec::add_tree_schema() {
   schema_.add({"prefix", ParamType::Int, Value(int64_t{1024}), {}, 0.0, 1e7, {},
                "keys before the tree (every query sees them all): the verified context"});
   schema_.add({"max_depth", ParamType::Int, Value(int64_t{8}), {}, 1.0, 1023.0, {}, "D: the deepest node's depth"});
-  schema_.add({"shape", ParamType::String, Value(std::string("random")), {}, {}, {}, {"random", "chain", "star"},
-               "random: a random recursive tree capped at depth D; chain: one path (causal attention); star: every node a child of the root"});
+  decoding::add_tree_shape(schema_, "random: a random recursive tree capped at depth D; chain: one path (causal attention); star: every node a child of the root");
   schema_.add({"ragged", ParamType::Bool, Value(false), {}, {}, {}, {},
                "per-sequence prefixes: sequence 0 has prefix, the others a seeded prefix in [0, prefix]"});
-  schema_.rule("chain: nodes - 1 <= max_depth", [](const Params& p, const std::string&) -> std::string {
-    if (p.str("shape") != "chain" || p.i64("nodes") - 1 <= p.i64("max_depth")) return {};
-    return cat("a chain of ", p.i64("nodes"), " nodes is ", p.i64("nodes") - 1, " deep, beyond max_depth=", p.i64("max_depth"));
-  });
 }
 
 void add_rope_inputs(const Case& c, int32_t kv_cap, int32_t q_len, const std::vector<int64_t>& len, int32_t rope_dim,

@@ -7,6 +7,14 @@
 
 namespace attnbench::decoding {
 
+void add_tree_shape(ParamSchema& schema, const std::string& doc) {
+  schema.add({"shape", ParamType::String, Value(std::string("random")), {}, {}, {}, {"random", "chain", "star"}, doc});
+  schema.rule("chain: nodes - 1 <= max_depth", [](const Params& p, const std::string&) -> std::string {
+    if (p.str("shape") != "chain" || p.i64("nodes") - 1 <= p.i64("max_depth")) return {};
+    return cat("a chain of ", p.i64("nodes"), " nodes is ", p.i64("nodes") - 1, " deep, beyond max_depth=", p.i64("max_depth"));
+  });
+}
+
 std::vector<int32_t> tree_parents(const std::string& shape, int64_t nodes, int64_t max_depth, uint64_t seed, int64_t b) {
   const PhiloxStream draws(seed, "parents", kDomainInputs);
   std::vector<int32_t> par(static_cast<size_t>(nodes)), depth(static_cast<size_t>(nodes));

@@ -7,7 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "attnbench/params.h"
+
 namespace attnbench::decoding {
+
+// The `shape` parameter (random, chain, star: tree_parents' shapes) and the rule a chain needs,
+// nodes − 1 <= max_depth, which every method drawing its trees by tree_parents declares; `doc`
+// says what the shape is to the method.
+void add_tree_shape(ParamSchema& schema, const std::string& doc);
 
 // Row b's parents (stream "parents", uniform n = b·nodes + i):
 //   random  parent ⌊u·i⌋, or its nearest ancestor above depth max_depth − 1 (depth capped)

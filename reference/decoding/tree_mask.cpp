@@ -66,12 +66,7 @@ class TreeMask final : public Method {
     schema_.add({"prefix", ParamType::Int, Value(int64_t{1024}), {}, 0.0, 1e8, {}, "tokens before the tree: the root's position id"});
     schema_.add({"max_depth", ParamType::Int, Value(int64_t{8}), {}, 1.0, 4095.0, {},
                  "D: the deepest node's depth (retrieve rows hold D + 1 entries)"});
-    schema_.add({"shape", ParamType::String, Value(std::string("random")), {}, {}, {}, {"random", "chain", "star"},
-                 "random: a random recursive tree capped at depth D; chain: one path; star: every node a child of the root"});
-    schema_.rule("chain: nodes - 1 <= max_depth", [](const Params& p, const std::string&) -> std::string {
-      if (p.str("shape") != "chain" || p.i64("nodes") - 1 <= p.i64("max_depth")) return {};
-      return cat("a chain of ", p.i64("nodes"), " nodes is ", p.i64("nodes") - 1, " deep, beyond max_depth=", p.i64("max_depth"));
-    });
+    add_tree_shape(schema_, "random: a random recursive tree capped at depth D; chain: one path; star: every node a child of the root");
   }
 
   const MethodInfo& info() const override { return info_; }

@@ -306,8 +306,7 @@ class TreeVerify final : public Method {
                  "rejection: SpecInfer's recursive rejection of i.i.d. drafts; rejection_wor: drafts without replacement"});
     schema_.add({"epsilon", ParamType::Float, Value(0.3), {}, 1e-6, 1.0, {}, "typical: the threshold's cap (Medusa's posterior_threshold)"});
     schema_.add({"delta", ParamType::Float, Value(0.09), {}, 1e-6, 10.0, {}, "typical: the entropy factor (Medusa's posterior_alpha)"});
-    schema_.add({"shape", ParamType::String, Value(std::string("random")), {}, {}, {}, {"random", "chain", "star"},
-                 "the tree (tree_mask's shapes)"});
+    add_tree_shape(schema_, "the tree (tree_mask's shapes)");
     schema_.add({"dist", ParamType::String, Value(std::string("zipf")), {}, {}, {},
                  {"zipf", "peaked", "flat", "bimodal", "ties", "onehot"}, "shape of the target distributions (G-DIST)"});
     schema_.add({"draft", ParamType::String, Value(std::string("perturbed")), {}, {}, {},
@@ -316,10 +315,6 @@ class TreeVerify final : public Method {
                     "distribution mode (stochastic modes): this many rows verify tree 0 with their own drafts, tested (0: off)"};
     draws.id_omits_default = true;  // added in spec_version 2: the recorded ids stay valid
     schema_.add(draws);
-    schema_.rule("chain: nodes - 1 <= max_depth", [](const Params& p, const std::string&) -> std::string {
-      if (p.str("shape") != "chain" || p.i64("nodes") - 1 <= p.i64("max_depth")) return {};
-      return cat("a chain of ", p.i64("nodes"), " nodes is ", p.i64("nodes") - 1, " deep, beyond max_depth=", p.i64("max_depth"));
-    });
     schema_.rule("siblings: nodes - 1 <= vocab", [](const Params& p, const std::string&) -> std::string {
       if (p.i64("nodes") - 1 <= p.i64("vocab")) return {};
       return cat(p.i64("nodes") - 1, " drafts cannot be distinct siblings over a vocabulary of ", p.i64("vocab"));
