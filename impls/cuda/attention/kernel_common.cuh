@@ -49,6 +49,23 @@ __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
 
+// Element i of a tensor whose element type is a runtime value (the row kernels of jakiro, the KV
+// stages), as fp32; and v stored there, rounded to nearest.
+__device__ __forceinline__ float load_elem(const void* p, Elem e, int64_t i) {
+  switch (e) {
+    case Elem::f16: return to_f32(static_cast<const __half*>(p)[i]);
+    case Elem::bf16: return to_f32(static_cast<const __nv_bfloat16*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+__device__ __forceinline__ void store_elem(void* p, Elem e, int64_t i, float v) {
+  switch (e) {
+    case Elem::f16: static_cast<__half*>(p)[i] = from_f32<__half>(v); break;
+    case Elem::bf16: static_cast<__nv_bfloat16*>(p)[i] = from_f32<__nv_bfloat16>(v); break;
+    default: static_cast<float*>(p)[i] = v;
+  }
+}
+
 // A row's natural-log LSE from its base-2 running max mx = fl(max·scale_log2) and sum l > 0:
 // max·scale + ln l, evaluated once per row in fp64 (mx / scale_log2 recovers max·scale to one
 // fp32 rounding; mx·ln 2 in fp32 would add three more).

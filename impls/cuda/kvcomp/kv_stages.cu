@@ -2,6 +2,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "../attention/kernel_common.cuh"
 #include "../runtime/device_math.cuh"
 #include "../runtime/entry_result.h"
 #include "../runtime/launch.cuh"
@@ -251,15 +252,6 @@ __global__ void __launch_bounds__(kAcrossThreads) count_kernel(const StageArgs a
 
 // --- the selection cache (selection_cache.h) ----------------------------------------------------
 
-// Element i of q or q_cached as f32 (exact: each storage type widens without rounding).
-__device__ __forceinline__ float cache_elem(const void* p, int64_t i, attn::Elem elem) {
-  switch (elem) {
-    case attn::Elem::f16: return __half2float(static_cast<const __half*>(p)[i]);
-    case attn::Elem::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
-
 // The warp's sum in lane 0, by a fixed tree (lane l adds lane l + o for o = 16, 8, …, 1).
 __device__ __forceinline__ float cache_warp_sum(float v) {
 #pragma unroll
@@ -277,7 +269,7 @@ __global__ void __launch_bounds__(kCacheThreads) cache_hit_kernel(const StageArg
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   float dot = 0.0f, na = 0.0f, nb = 0.0f;
   for (int64_t i = tid; i < n; i += kCacheThreads) {
-    const float x = cache_elem(c.q, base + i, c.elem), y = cache_elem(c.q_cached, base + i, c.elem);
+    const float x = attn::load_elem(c.q, c.elem, base + i), y = attn::load_elem(c.q_cached, c.elem, base + i);
     dot = fmaf(x, y, dot);
     na = fmaf(x, x, na);
     nb = fmaf(y, y, nb);
