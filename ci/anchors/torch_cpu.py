@@ -321,6 +321,51 @@ def parse_params(case_id):
     return out
 
 
+def cold_rounds(args, torch, methods, prepare, measure):
+    """The round loop of the anchors whose torch side is one Python job per row, timed cold.
+
+    Each of args.rounds rounds runs attnbench's suite, sets torch's threads to the CPU backend's and,
+    for every timed row of `methods` in that run, calls measure(i, rec, p, job, time_job, backend) for
+    the round's figures of the row: `time_job(fn)` times fn cold as the row was (a buffer of the row's
+    flush size summed before each call) and returns (samples, how). `job` is prepare(cid, p, t, ref)
+    for the case, built once from the dump of its inputs t and fp64 reference ref (whose input hash
+    must be the row's) under torch.inference_mode, as every timing is. Returns the rounds (each
+    round's commit and figures) and the cases' jobs in the order met.
+    """
+    rounds, jobs = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.rounds):
+            doc = run_attnbench(args.attnbench, args.suite, os.path.join(tmp, f"round{i}.json"), [])
+            be = doc["context"]["backends"]["cpu"]
+            torch.set_num_threads(int(be["details"]["threads"]))
+            figures = []
+            for rec in timed_rows(doc, "cpu", methods):
+                cid, p = rec["case_id"], parse_params(rec["case_id"])
+                if cid not in jobs:
+                    t, h, ref = dump(args.attnbench, cid, tmp, torch)
+                    if h != rec["hashes"]["inputs"]:
+                        sys.exit(f"{cid}: the dump's input hash {h} is not the row's {rec['hashes']['inputs']}")
+                    with torch.inference_mode():
+                        jobs[cid] = prepare(cid, p, t, ref)
+                flush_buf = torch.ones(flush_bytes(rec), dtype=torch.uint8)
+
+                def time_job(fn):
+                    return time_cold(fn, lambda: int(flush_buf.sum()), args.reps, args.min_time)
+
+                with torch.inference_mode():
+                    figures.append(measure(i, rec, p, jobs[cid], time_job, be))
+            rounds.append({"attnbench_commit": doc["context"].get("git_commit"), "rows": figures})
+    return rounds, jobs
+
+
+def speed_summary(rounds, cids, extra=lambda cid: ""):
+    """Prints each case's speed over torch, median [min, max] over the rounds, and extra(cid)."""
+    print("\nsummary: speed over torch, median [min, max] over rounds")
+    for cid in cids:
+        v = [f["speed_over_torch"] for r in rounds for f in r["rows"] if f["case_id"] == cid]
+        print(f"  {cid}: {statistics.median(v):.2f}x [{min(v):.2f}, {max(v):.2f}]{extra(cid)}")
+
+
 def anchor_arguments(doc, suite, warmup):
     """The options every anchor script takes (each may add its own)."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])

@@ -29,11 +29,10 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from torch_cpu import anchor_arguments, dump, flush_bytes, parse_params, run_attnbench, time_cold, timed_rows  # noqa: E402
+from torch_cpu import anchor_arguments, cold_rounds, speed_summary  # noqa: E402
 
 
 def tree_fn(torch, root, p):
@@ -156,38 +155,24 @@ def main():
     args = ap.parse_args()
     import torch
 
-    rounds, fns = [], {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.rounds):
-            doc = run_attnbench(args.attnbench, args.suite, os.path.join(tmp, f"round{i}.json"), [])
-            be = doc["context"]["backends"]["cpu"]
-            torch.set_num_threads(int(be["details"]["threads"]))
-            figures = []
-            for rec in timed_rows(doc, "cpu", ("eagle2_tree", "jakiro")):
-                cid, p = rec["case_id"], parse_params(rec["case_id"])
-                if cid not in fns:
-                    t, h, ref = dump(args.attnbench, cid, tmp, torch)
-                    if h != rec["hashes"]["inputs"]:
-                        sys.exit(f"{cid}: the dump's input hash {h} is not the row's {rec['hashes']['inputs']}")
-                    with torch.inference_mode():
-                        fns[cid] = job(torch, cid, p, t, ref)
-                    print(f"{cid}: {fns[cid][1]}")
-                flush_buf = torch.ones(flush_bytes(rec), dtype=torch.uint8)
-                with torch.inference_mode():
-                    samples, how = time_cold(fns[cid][0], lambda: int(flush_buf.sum()), args.reps, args.min_time)
-                    draft_only = None
-                    if fns[cid][2] is not None:  # jakiro: torch's draft forward alone, without its builder's loops
-                        draft_only = statistics.median(time_cold(fns[cid][2], lambda: int(flush_buf.sum()), args.reps, args.min_time)[0])
-                ours, theirs = rec["timing"]["median_s"], statistics.median(samples)
-                figures.append({"case_id": cid, "attnbench_s": ours, "torch_s": theirs, "speed_over_torch": theirs / ours,
-                                "torch_draft_only_s": draft_only, "torch_how": how, "same_job": fns[cid][1]})
-                extra = f"; torch's draft forward alone {draft_only * 1e3:.3f} ms" if draft_only else ""
-                print(f"round {i}: {cid}\n  attnbench {ours * 1e3:.3f} ms, torch {theirs * 1e3:.3f} ms, {theirs / ours:.2f}x{extra}")
-            rounds.append({"attnbench_commit": doc["context"].get("git_commit"), "rows": figures})
-    print("\nsummary: speed over torch, median [min, max] over rounds")
-    for cid in fns:
-        v = [f["speed_over_torch"] for r in rounds for f in r["rows"] if f["case_id"] == cid]
-        print(f"  {cid}: {statistics.median(v):.2f}x [{min(v):.2f}, {max(v):.2f}]")
+    def prepare(cid, p, t, ref):
+        fn, note, draft = job(torch, cid, p, t, ref)
+        print(f"{cid}: {note}")
+        return fn, note, draft
+
+    def measure(i, rec, p, prepared, time_job, backend):
+        fn, note, draft = prepared
+        samples, how = time_job(fn)
+        # jakiro: torch's draft forward alone, without its builder's loops
+        draft_only = statistics.median(time_job(draft)[0]) if draft is not None else None
+        cid, ours, theirs = rec["case_id"], rec["timing"]["median_s"], statistics.median(samples)
+        extra = f"; torch's draft forward alone {draft_only * 1e3:.3f} ms" if draft_only else ""
+        print(f"round {i}: {cid}\n  attnbench {ours * 1e3:.3f} ms, torch {theirs * 1e3:.3f} ms, {theirs / ours:.2f}x{extra}")
+        return {"case_id": cid, "attnbench_s": ours, "torch_s": theirs, "speed_over_torch": theirs / ours,
+                "torch_draft_only_s": draft_only, "torch_how": how, "same_job": note}
+
+    rounds, jobs = cold_rounds(args, torch, ("eagle2_tree", "jakiro"), prepare, measure)
+    speed_summary(rounds, jobs)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"torch": torch.__version__, "rounds": rounds}, f, indent=1)

@@ -23,11 +23,10 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from torch_cpu import anchor_arguments, dump, flush_bytes, parse_params, run_attnbench, time_cold, timed_rows  # noqa: E402
+from torch_cpu import anchor_arguments, cold_rounds, speed_summary  # noqa: E402
 
 
 def verify_fn(torch, t, p):
@@ -73,45 +72,32 @@ def main():
     args = ap.parse_args()
     import torch
 
-    rounds, fns = [], {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.rounds):
-            doc = run_attnbench(args.attnbench, args.suite, os.path.join(tmp, f"round{i}.json"), [])
-            be = doc["context"]["backends"]["cpu"]
-            torch.set_num_threads(int(be["details"]["threads"]))
-            read_bw = be["peaks"]["read_bytes_per_s"]
-            figures = []
-            for rec in timed_rows(doc, "cpu", ("tree_verify",)):
-                cid, p = rec["case_id"], parse_params(rec["case_id"])
-                if cid not in fns:
-                    t, h, ref = dump(args.attnbench, cid, tmp, torch)
-                    if h != rec["hashes"]["inputs"]:
-                        sys.exit(f"{cid}: the dump's input hash {h} is not the row's {rec['hashes']['inputs']}")
-                    fn = verify_fn(torch, t, p)
-                    with torch.inference_mode():
-                        best_len, best = fn()
-                    keep = ref["boundary"] == 0
-                    for name, mine, want in (("accept_len", best_len, ref["accept_len"]), ("best_path", best, ref["best_path"])):
-                        wrong = int(((mine.int() != want.int()) & keep).sum())
-                        if wrong:
-                            sys.exit(f"{cid}: torch's {name} differs from the reference's in {wrong} rows: not the same job")
-                    fns[cid] = fn
-                flush_buf = torch.ones(flush_bytes(rec), dtype=torch.uint8)
-                with torch.inference_mode():
-                    samples, how = time_cold(fns[cid], lambda: int(flush_buf.sum()), args.reps, args.min_time)
-                ours, theirs = rec["timing"]["median_s"], statistics.median(samples)
-                prob_bytes = 4 * p["batch"] * p["nodes"] * p["vocab"]
-                figures.append({"case_id": cid, "attnbench_s": ours, "torch_s": theirs, "speed_over_torch": theirs / ours,
-                                "floor_s": prob_bytes / read_bw, "fraction_of_floor": prob_bytes / read_bw / ours, "torch_how": how})
-                print(f"round {i}: {cid}\n  attnbench {ours * 1e3:.3f} ms, torch {theirs * 1e3:.3f} ms, {theirs / ours:.2f}x; "
-                      f"floor {prob_bytes / read_bw * 1e3:.3f} ms ({100 * prob_bytes / read_bw / ours:.1f}% of it)")
-            rounds.append({"attnbench_commit": doc["context"].get("git_commit"), "rows": figures})
-    print("\nsummary: speed over torch, median [min, max] over rounds")
-    for cid in fns:
-        v = [f["speed_over_torch"] for r in rounds for f in r["rows"] if f["case_id"] == cid]
+    def prepare(cid, p, t, ref):
+        fn = verify_fn(torch, t, p)
+        best_len, best = fn()
+        keep = ref["boundary"] == 0
+        for name, mine, want in (("accept_len", best_len, ref["accept_len"]), ("best_path", best, ref["best_path"])):
+            wrong = int(((mine.int() != want.int()) & keep).sum())
+            if wrong:
+                sys.exit(f"{cid}: torch's {name} differs from the reference's in {wrong} rows: not the same job")
+        return fn
+
+    def measure(i, rec, p, fn, time_job, backend):
+        samples, how = time_job(fn)
+        cid, ours, theirs = rec["case_id"], rec["timing"]["median_s"], statistics.median(samples)
+        floor = 4 * p["batch"] * p["nodes"] * p["vocab"] / backend["peaks"]["read_bytes_per_s"]  # one read of the probabilities
+        print(f"round {i}: {cid}\n  attnbench {ours * 1e3:.3f} ms, torch {theirs * 1e3:.3f} ms, {theirs / ours:.2f}x; "
+              f"floor {floor * 1e3:.3f} ms ({100 * floor / ours:.1f}% of it)")
+        return {"case_id": cid, "attnbench_s": ours, "torch_s": theirs, "speed_over_torch": theirs / ours,
+                "floor_s": floor, "fraction_of_floor": floor / ours, "torch_how": how}
+
+    rounds, jobs = cold_rounds(args, torch, ("tree_verify",), prepare, measure)
+
+    def of_floor(cid):
         frac = [f["fraction_of_floor"] for r in rounds for f in r["rows"] if f["case_id"] == cid]
-        print(f"  {cid}: {statistics.median(v):.2f}x [{min(v):.2f}, {max(v):.2f}]; "
-              f"{100 * statistics.median(frac):.1f}% of the read-bandwidth floor")
+        return f"; {100 * statistics.median(frac):.1f}% of the read-bandwidth floor"
+
+    speed_summary(rounds, jobs, of_floor)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"torch": torch.__version__, "rounds": rounds}, f, indent=1)
