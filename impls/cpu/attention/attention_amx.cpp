@@ -35,10 +35,10 @@ void pack(const Problem& P, const Packed& p, int64_t group, int64_t block) {
   const uint16_t* v = bf16_rows(P.v) + group * s.kv_cap * d;
   for (int64_t t = block * (BC / 16); t < (block + 1) * (BC / 16); ++t)
     for (int64_t c = 0; c < p.dk / 32; ++c)
-      cpu::amx::pack_k_tile(k, len, d, t, c, p.k + ((group * (p.keys / 16) + t) * (p.dk / 32) + c) * kTileElems);
+      cpu::amx::pack_k_tile(k, len, d, d, t, c, p.k + ((group * (p.keys / 16) + t) * (p.dk / 32) + c) * kTileElems);
   for (int64_t u = block * (BC / 32); u < (block + 1) * (BC / 32); ++u)
     for (int64_t e = 0; e < p.dv / 16; ++e)
-      cpu::amx::pack_v_tile(v, len, d, u, e, p.v + ((group * (p.keys / 32) + u) * (p.dv / 16) + e) * kTileElems);
+      cpu::amx::pack_v_tile(v, len, d, d, u, e, p.v + ((group * (p.keys / 32) + u) * (p.dv / 16) + e) * kTileElems);
 }
 
 namespace {

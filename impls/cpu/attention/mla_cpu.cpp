@@ -1,6 +1,7 @@
 // mla on the CPU (variant "staged"): the form's stages from mla_stages() (mla_common.h), each the
 // backend's shared one — the projection stage (projection_stage.h) and the attention stage
 // (attention_stage.h) — on workspaces from the backend's allocator.
+#include "../runtime/isa.h"
 #include "attention_stage.h"
 #include "attnbench/impl.h"
 #include "projection_stage.h"
@@ -37,6 +38,11 @@ class CpuMla final : public Impl {
                          cpu);
       second_.prepare(st.project_out, t, u_->ptr(), io["w_uv"].ptr(), io["O"].ptr(), kv_len, cpu);
     }
+  }
+
+  // The tiles' rate where any stage multiplies on them (bf16 with cpu.amx on).
+  std::string compute_ceiling() const override {
+    return first_.amx() || second_.amx() || !attention_.compute_ceiling().empty() ? kAmxBf16Ceiling : "";
   }
 
   void run() override {

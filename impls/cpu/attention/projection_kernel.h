@@ -33,6 +33,11 @@ inline size_t scratch_floats(const projection::ProjectionParams& s) {
   return static_cast<size_t>(kRowsPerTask * kp + kp * kPanel + kRowsPerTask * np + 16 * kp);
 }
 
+// projection_amx.cpp: the same task with the products on AMX tiles (bf16, where CpuBackend::amx()
+// allows), and the floats of scratch it needs.
+void rows_amx(const Job& job, int64_t z, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* scratch);
+size_t amx_scratch_floats(const projection::ProjectionParams& s);
+
 struct Kernels {
   // Rows [r0, r1) of problem z (z = o·inner + i), output columns [c0, c1) (c0 a multiple of
   // kPanel; the pass-through tail with the last columns).

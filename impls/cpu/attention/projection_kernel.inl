@@ -62,28 +62,14 @@ inline void tile(const float* xs, int64_t kp, int64_t k, const float* wp, int64_
     for (int c = 0; c < kNC; ++c) S::store(y + r * ldy + (v0 + c) * W, acc[r][c]);
 }
 
-void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, int64_t c_begin, int64_t c_end, float* scratch) {
+// Y's rows [r0, r0 + nr), columns [c_begin, c_end) from their fp32 sums ys[r][c] (row stride np),
+// and with the last columns the pass-through tail.
+inline void store_rows(const Job& job, int64_t z, int64_t r0, int64_t nr, int64_t c_begin, int64_t c_end, const float* ys,
+                       int64_t np) {
   const auto& s = job.s;
   const DType t = job.dtype;
-  const int64_t o = z / s.inner, i = z % s.inner, nr = r1 - r0, k = s.k;
-  const int64_t kp = (k + 15) / 16 * 16, np = (int64_t{s.n} + kPanel - 1) / kPanel * kPanel;
-  float* xs = scratch;                   // [kRowsPerTask][kp]  X rows in fp32
-  float* wp = xs + kRowsPerTask * kp;    // [kp][kPanel]        one W panel in fp32
-  float* ys = wp + kp * kPanel;          // [kRowsPerTask][np]  Y rows in fp32
-  float* tmp = ys + kRowsPerTask * np;   // [W][kp]             W rows before their transpose
+  const int64_t o = z / s.inner, i = z % s.inner, k = s.k;
   const int64_t x0 = o * s.x_outer + i * s.x_inner, y0 = o * s.y_outer + i * s.y_inner;
-  for (int64_t r = 0; r < nr; ++r) row_to_f32<S>(at(job.x, t, x0 + (r0 + r) * s.x_row), t, k, kp, xs + r * kp);
-  const char* w = at(job.w, t, i * s.w_inner);
-  for (int64_t c0 = c_begin; c0 < c_end; c0 += kPanel) {
-    pack_panel(job, w, c0, wp, tmp);
-    for (int64_t v0 = 0; v0 < kNV; v0 += kNC) {
-      if ((c0 + v0 * W) >= c_end) break;
-      float* y = ys + c0;
-      int64_t r = 0;
-      for (; r + kNR <= nr; r += kNR) tile<kNR>(xs + r * kp, kp, k, wp, v0, y + r * np, np);
-      for (; r < nr; ++r) tile<1>(xs + r * kp, kp, k, wp, v0, y + r * np, np);
-    }
-  }
   const size_t es = dtype_size(t), ys_es = s.y_f32 ? 4 : es;
   const int64_t cols = c_end - c_begin;
   for (int64_t r = 0; r < nr; ++r) {
@@ -97,8 +83,36 @@ void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, int64_t c_begin, in
   }
 }
 
+#ifndef ATTNBENCH_PROJECTION_ROWS_ELSEWHERE
+void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, int64_t c_begin, int64_t c_end, float* scratch) {
+  const auto& s = job.s;
+  const DType t = job.dtype;
+  const int64_t o = z / s.inner, i = z % s.inner, nr = r1 - r0, k = s.k;
+  const int64_t kp = (k + 15) / 16 * 16, np = (int64_t{s.n} + kPanel - 1) / kPanel * kPanel;
+  float* xs = scratch;                   // [kRowsPerTask][kp]  X rows in fp32
+  float* wp = xs + kRowsPerTask * kp;    // [kp][kPanel]        one W panel in fp32
+  float* ys = wp + kp * kPanel;          // [kRowsPerTask][np]  Y rows in fp32
+  float* tmp = ys + kRowsPerTask * np;   // [W][kp]             W rows before their transpose
+  const int64_t x0 = o * s.x_outer + i * s.x_inner;
+  for (int64_t r = 0; r < nr; ++r) row_to_f32<S>(at(job.x, t, x0 + (r0 + r) * s.x_row), t, k, kp, xs + r * kp);
+  const char* w = at(job.w, t, i * s.w_inner);
+  for (int64_t c0 = c_begin; c0 < c_end; c0 += kPanel) {
+    pack_panel(job, w, c0, wp, tmp);
+    for (int64_t v0 = 0; v0 < kNV; v0 += kNC) {
+      if ((c0 + v0 * W) >= c_end) break;
+      float* y = ys + c0;
+      int64_t r = 0;
+      for (; r + kNR <= nr; r += kNR) tile<kNR>(xs + r * kp, kp, k, wp, v0, y + r * np, np);
+      for (; r < nr; ++r) tile<1>(xs + r * kp, kp, k, wp, v0, y + r * np, np);
+    }
+  }
+  store_rows(job, z, r0, nr, c_begin, c_end, ys, np);
+}
+#endif
+
 }  // namespace attnbench::cpu::project::ATTNBENCH_ISA
 
+#ifndef ATTNBENCH_PROJECTION_ROWS_ELSEWHERE
 namespace attnbench::cpu {
 template <>
 const project::Kernels& isa_kernels<project::Kernels, Isa::ATTNBENCH_ISA>() {
@@ -106,3 +120,4 @@ const project::Kernels& isa_kernels<project::Kernels, Isa::ATTNBENCH_ISA>() {
   return table;
 }
 }  // namespace attnbench::cpu
+#endif

@@ -11,7 +11,7 @@ void ProjectionStage::prepare(const projection::ProjectionParams& s, DType dtype
                               const int32_t* kv_len, CpuBackend& cpu) {
   ATTNBENCH_ASSERT(s.w_n == 1 || s.w_k == 1, "projection: W must be [n][k] or [k][n]");
   pool_ = &cpu.pool();
-  kernels_ = &cpu.kernels<Kernels>();
+  rows_ = cpu.amx() && dtype == DType::bf16 ? &rows_amx : cpu.kernels<Kernels>().rows;
   job_ = {s, dtype, x, w, y, kv_len};
   blocks_ = (int64_t{s.m} + kRowsPerTask - 1) / kRowsPerTask;
   // Columns split only where rows cannot fill the pool: each range re-reads its block's X rows,
@@ -21,7 +21,7 @@ void ProjectionStage::prepare(const projection::ProjectionParams& s, DType dtype
   col_blocks_ = tasks >= want ? 1 : std::min(panels, (want + tasks - 1) / tasks);
   col_block_ = (panels + col_blocks_ - 1) / col_blocks_ * kPanel;
   col_blocks_ = (int64_t{s.n} + col_block_ - 1) / col_block_;
-  scratch_stride_ = scratch_floats(s);
+  scratch_stride_ = amx() ? amx_scratch_floats(s) : scratch_floats(s);
   scratch_ = cpu.allocator().allocate(scratch_stride_ * pool_->size() * sizeof(float), "projection.scratch");
 }
 
@@ -34,7 +34,7 @@ void ProjectionStage::run() {
       const int64_t z = rb / blocks_, r0 = (rb % blocks_) * kRowsPerTask;
       const int64_t rows = projection::rows_of(s, job_.kv_len, z / s.inner);
       const int64_t c0 = cb * col_block_, c1 = std::min<int64_t>(s.n, c0 + col_block_);
-      if (r0 < rows) kernels_->rows(job_, z, r0, std::min(rows, r0 + kRowsPerTask), c0, c1, scratch + slot * scratch_stride_);
+      if (r0 < rows) rows_(job_, z, r0, std::min(rows, r0 + kRowsPerTask), c0, c1, scratch + slot * scratch_stride_);
     }
   });
 }

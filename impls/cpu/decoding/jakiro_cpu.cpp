@@ -11,6 +11,7 @@
 #include "../attention/projection_stage.h"
 #include "../runtime/cpu_backend.h"
 #include "../runtime/elements.h"
+#include "../runtime/isa.h"
 #include "attnbench/impl.h"
 #include "attnbench/registry.h"
 #include "reference/decoding/jakiro_common.h"
@@ -23,6 +24,9 @@ class CpuJakiro final : public Impl {
   Support supports(const Case& c, const DeviceLimits& limits) const override {
     return stage_supports(decoding::jakiro_tree_case(c), "cpu", limits);
   }
+
+  // The four products dominate: the tiles' rate where they run on them (bf16 with cpu.amx on).
+  std::string compute_ceiling() const override { return head_.amx() ? kAmxBf16Ceiling : ""; }
 
   void prepare(const Case& c, Backend& backend, const IoBuffers& io) override {
     CpuBackend& cpu = as_cpu(backend);

@@ -24,7 +24,7 @@ void pack(const Problem& p, const Packed& pk, int64_t group, int64_t t0, int64_t
   const uint16_t* k = bf16_rows(p.k) + group * T * d;
   for (int64_t t = t0; t < t1; ++t)
     for (int64_t c = 0; c < pk.dk / 32; ++c)
-      cpu::amx::pack_k_tile(k, T, d, t, c, pk.k + ((group * (pk.keys / 16) + t) * (pk.dk / 32) + c) * kTileElems);
+      cpu::amx::pack_k_tile(k, T, d, d, t, c, pk.k + ((group * (pk.keys / 16) + t) * (pk.dk / 32) + c) * kTileElems);
 }
 
 size_t scratch_floats(const Problem& p, const Packed& pk) {

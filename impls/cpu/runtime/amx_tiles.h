@@ -40,11 +40,11 @@ inline void load_tile_config() {
   _tile_loadconfig(&cfg);
 }
 
-// K tile (t, c) of rows [0, len) of k (row length d) into dst.
-inline void pack_k_tile(const uint16_t* k, int64_t len, int64_t d, int64_t t, int64_t c, uint16_t* dst) {
-  if (d % 2 == 0 && 16 * t + 16 <= len && 32 * c + 32 <= d) {
+// K tile (t, c) of rows [0, len) of k (d valid elements a row, rows ld apart) into dst.
+inline void pack_k_tile(const uint16_t* k, int64_t len, int64_t d, int64_t ld, int64_t t, int64_t c, uint16_t* dst) {
+  if (ld % 2 == 0 && 16 * t + 16 <= len && 32 * c + 32 <= d) {
     // Rows of 16 dim pairs as 32-bit words: the tile is their 16×16 transpose.
-    attn::transpose_tile(reinterpret_cast<const float*>(k + 16 * t * d + 32 * c), d / 2, reinterpret_cast<float*>(dst),
+    attn::transpose_tile(reinterpret_cast<const float*>(k + 16 * t * ld + 32 * c), ld / 2, reinterpret_cast<float*>(dst),
                          16, __m512{});
     return;
   }
@@ -52,19 +52,19 @@ inline void pack_k_tile(const uint16_t* k, int64_t len, int64_t d, int64_t t, in
     for (int64_t n = 0; n < 16; ++n)
       for (int64_t h = 0; h < 2; ++h) {
         const int64_t key = 16 * t + n, x = 32 * c + 2 * q + h;
-        dst[(q * 16 + n) * 2 + h] = key < len && x < d ? k[key * d + x] : uint16_t{0};
+        dst[(q * 16 + n) * 2 + h] = key < len && x < d ? k[key * ld + x] : uint16_t{0};
       }
 }
 
-// V tile (u, e) of rows [0, len) of v (row length d) into dst.
-inline void pack_v_tile(const uint16_t* v, int64_t len, int64_t d, int64_t u, int64_t e, uint16_t* dst) {
+// V tile (u, e) of rows [0, len) of v (d valid elements a row, rows ld apart) into dst.
+inline void pack_v_tile(const uint16_t* v, int64_t len, int64_t d, int64_t ld, int64_t u, int64_t e, uint16_t* dst) {
   if (32 * u + 32 <= len && 16 * e + 16 <= d) {
     const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22,
                                                 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     for (int64_t q = 0; q < 16; ++q) {
-      const uint16_t* r0 = v + (32 * u + 2 * q) * d + 16 * e;
+      const uint16_t* r0 = v + (32 * u + 2 * q) * ld + 16 * e;
       const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0));
-      const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + d));
+      const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0 + ld));
       const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
       _mm512_storeu_si512(dst + q * 32, _mm512_permutexvar_epi16(interleave, both));
     }
@@ -74,7 +74,7 @@ inline void pack_v_tile(const uint16_t* v, int64_t len, int64_t d, int64_t u, in
     for (int64_t n = 0; n < 16; ++n)
       for (int64_t h = 0; h < 2; ++h) {
         const int64_t key = 32 * u + 2 * q + h, x = 16 * e + n;
-        dst[(q * 16 + n) * 2 + h] = key < len && x < d ? v[key * d + x] : uint16_t{0};
+        dst[(q * 16 + n) * 2 + h] = key < len && x < d ? v[key * ld + x] : uint16_t{0};
       }
 }
 
