@@ -661,6 +661,7 @@ Work AttentionSpec::work(const Case& c) const {
             + q_rows * (s.head_dim * es + 4.0);                          // O, LSE
   if (s.key_index) w.bytes += 4.0 * kv_rows / (s.key_index == 2 ? 1 : s.kv_heads);  // the lists, read once per list
   if (s.key_bias) w.bytes += 4.0 * kv_rows;                                         // a bias per key read
+  if (s.tree_mask) w.bytes += 4.0 * s.batch * s.q_len * ((s.q_len + 31) / 32);         // tree_mask's bit rows
   if (s.rope_dim > 0) {  // the rotation of every query row and of every key row some query sees, and the positions
     w.flops += 6.0 * s.rope_dim * (q_rows + kv_rows);
     w.bytes += 4.0 * s.batch * (s.q_len + s.kv_cap);
