@@ -40,9 +40,10 @@ class CpuMla final : public Impl {
     }
   }
 
-  // The tiles' rate where any stage multiplies on them (bf16 with cpu.amx on).
+  // The tiles' rate where a projection multiplies on them (bf16 with cpu.amx on), else the
+  // attention stage's.
   std::string compute_ceiling() const override {
-    return first_.amx() || second_.amx() || !attention_.compute_ceiling().empty() ? kAmxBf16Ceiling : "";
+    return first_.amx() || second_.amx() ? kAmxBf16Ceiling : attention_.compute_ceiling();
   }
 
   void run() override {

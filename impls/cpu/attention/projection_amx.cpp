@@ -33,7 +33,6 @@ namespace {
 using cpu::amx::kTileElems;
 
 int64_t padded_k(const projection::ProjectionParams& s) { return (int64_t{s.k} + 31) / 32 * 32; }
-int64_t padded_n(const projection::ProjectionParams& s) { return (int64_t{s.n} + kPanel - 1) / kPanel * kPanel; }
 
 }  // namespace
 

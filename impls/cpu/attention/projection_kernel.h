@@ -27,9 +27,12 @@ struct Job {
   const int32_t* kv_len;  // with s.limit_rows
 };
 
+// Floats of a task's fp32 Y row: n rounded up to whole panels.
+inline int64_t padded_n(const projection::ProjectionParams& s) { return (int64_t{s.n} + kPanel - 1) / kPanel * kPanel; }
+
 // Floats of per-thread scratch a task needs: X rows, one W panel, the fp32 Y rows.
 inline size_t scratch_floats(const projection::ProjectionParams& s) {
-  const int64_t kp = (int64_t{s.k} + 15) / 16 * 16, np = (int64_t{s.n} + kPanel - 1) / kPanel * kPanel;
+  const int64_t kp = (int64_t{s.k} + 15) / 16 * 16, np = padded_n(s);
   return static_cast<size_t>(kRowsPerTask * kp + kp * kPanel + kRowsPerTask * np + 16 * kp);
 }
 

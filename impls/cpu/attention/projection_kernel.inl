@@ -88,7 +88,7 @@ void rows(const Job& job, int64_t z, int64_t r0, int64_t r1, int64_t c_begin, in
   const auto& s = job.s;
   const DType t = job.dtype;
   const int64_t o = z / s.inner, i = z % s.inner, nr = r1 - r0, k = s.k;
-  const int64_t kp = (k + 15) / 16 * 16, np = (int64_t{s.n} + kPanel - 1) / kPanel * kPanel;
+  const int64_t kp = (k + 15) / 16 * 16, np = padded_n(s);
   float* xs = scratch;                   // [kRowsPerTask][kp]  X rows in fp32
   float* wp = xs + kRowsPerTask * kp;    // [kp][kPanel]        one W panel in fp32
   float* ys = wp + kp * kPanel;          // [kRowsPerTask][np]  Y rows in fp32

@@ -18,9 +18,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <immintrin.h>
 
+#include "../runtime/elements.h"
 #include "../runtime/simd_rows.h"
 #include "../runtime/tiles.h"
 
@@ -32,15 +32,6 @@ constexpr int W = S::W;
 constexpr int kRows = W == 16 ? 4 : 2;  // rows of a register tile
 constexpr int kVecs = 4;                // token or dim vectors of a register tile
 constexpr int64_t kAheadTokens = 1024;  // how far ahead each channel's key codes are prefetched
-
-inline float scalar_f32(const void* base, DType t, int64_t i) {
-  const uint16_t h = static_cast<const uint16_t*>(base)[i];
-  if (t == DType::f16) return _cvtsh_ss(h);
-  const uint32_t u = uint32_t{h} << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 // Every line of [p, p + bytes) asked for: the value codes, scales and minima of a later block, whose
 // streams the hardware prefetcher loses among the key channels' many.
@@ -210,8 +201,8 @@ inline void block_values(const Problem& P, const Scratch& sc, float* o, int64_t 
     } else {
       for (int64_t j = 0; j < nv * W; ++j)
         for (int64_t g = 0; g < groups; ++g) {
-          sc.vsc[g * kb + j] = j < n ? scalar_f32(P.v_scale, P.dtype, (tok0 + j) * groups + g) : 0.0f;
-          sc.vmn[g * kb + j] = j < n ? scalar_f32(P.v_min, P.dtype, (tok0 + j) * groups + g) : 0.0f;
+          sc.vsc[g * kb + j] = j < n ? element_f32(P.v_scale, P.dtype, (tok0 + j) * groups + g) : 0.0f;
+          sc.vmn[g * kb + j] = j < n ? element_f32(P.v_min, P.dtype, (tok0 + j) * groups + g) : 0.0f;
         }
     }
     for (int64_t r = 0; r < rows; ++r)

@@ -4,8 +4,6 @@
 
 #include <immintrin.h>
 
-#include <cstring>
-
 #include <cstdint>
 
 namespace attnbench::cpu {
@@ -73,11 +71,9 @@ struct Avx2 {
   // W 16-bit floats (f16, or bf16 when !f16) p[0], p[stride], ..., as fp32: one gather of the
   // 32-bit words they start (the low halves), so the last may read 2 bytes past its element.
   static V load_half_strided(const uint16_t* p, int64_t stride, bool f16) {
-    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(2 * stride)));
-    const __m256i w = _mm256_i32gather_epi32(reinterpret_cast<const int*>(p), idx, 1);
-    if (!f16) return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
-    const __m256i lo = _mm256_and_si256(w, _mm256_set1_epi32(0xffff));
-    return _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256(lo, 1)));
+    V first, second;  // the second halves' conversion is dead code to the compiler
+    load_half_pairs_strided(p, stride, f16, first, second);
+    return first;
   }
   // Both 16-bit floats of the 32-bit words at p, p + stride, ...: the first halves into `first`,
   // the second into `second` (two adjacent groups' scales in one gather).
@@ -102,10 +98,9 @@ struct Avx2 {
       int64_t j = 0;
       for (; j + W <= n; j += W) _mm256_storeu_ps(dst + g * ld + j, load_half_strided(src + j * groups + g, groups, f16));
       if (j < n) {  // the last gather would read past the rows: the tail through memory
-        alignas(32) uint16_t tail[W] = {};
+        uint16_t tail[W] = {};
         for (int64_t k = j; k < n; ++k) tail[k - j] = src[k * groups + g];
-        const __m128i h = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
-        _mm256_storeu_ps(dst + g * ld + j, f16 ? _mm256_cvtph_ps(h) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+        _mm256_storeu_ps(dst + g * ld + j, f16 ? load_f16(tail) : load_bf16(tail));
       }
     }
   }

@@ -5,7 +5,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-
 #include <cstdint>
 
 namespace attnbench::cpu {
@@ -61,11 +60,9 @@ struct Avx512 {
   // W 16-bit floats (f16, or bf16 when !f16) p[0], p[stride], ..., as fp32: one gather of the
   // 32-bit words they start (the low halves), so the last may read 2 bytes past its element.
   static V load_half_strided(const uint16_t* p, int64_t stride, bool f16) {
-    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                           _mm512_set1_epi32(static_cast<int>(2 * stride)));
-    const __m512i w = _mm512_i32gather_epi32(idx, p, 1);
-    if (f16) return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(w));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+    V first, second;  // the second halves' conversion is dead code to the compiler
+    load_half_pairs_strided(p, stride, f16, first, second);
+    return first;
   }
   // Both 16-bit floats of the 32-bit words at p, p + stride, ...: the first halves into `first`,
   // the second into `second` (two adjacent groups' scales in one gather).
